@@ -1,0 +1,32 @@
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace parley::protocol {
+
+// Every error a client can be sent, in one table (error_code.cpp): the wire name and a default
+// human sentence. The server counts them by index.
+enum class error_code : unsigned char {
+    bad_json,
+    bad_request,
+    unknown_type,
+    not_logged_in,
+    already_logged_in,
+    invalid_name,
+    username_taken,
+    unauthorized,
+    not_in_room,
+    user_not_found,
+    room_full,
+    too_many_rooms,
+    rate_limited,
+    too_large,
+};
+
+inline constexpr std::size_t error_code_count = 14;
+
+std::string_view wire_name(error_code code);
+std::string_view default_message(error_code code);
+
+}  // namespace parley::protocol

@@ -1,0 +1,46 @@
+#pragma once
+
+#include "protocol/error_code.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace parley::protocol {
+
+enum class request_type : unsigned char { login, join, leave, say, dm, users, rooms, history, typing };
+
+// One client request after JSON parsing and shape validation (types of fields, required fields
+// present). Rules that need state or configuration (name syntax, text length, membership,
+// limits) are the chat logic's to check.
+struct request {
+    request_type type = request_type::users;
+    std::string id;     // the request's "id" as JSON text, echoed verbatim as "re"; empty if none
+    std::string user;   // login
+    std::string token;  // login (optional)
+    std::string room;   // join, leave, say, history, typing
+    std::string to;     // dm
+    std::string text;   // say, dm
+    std::optional<std::int64_t> after;   // join, history
+    std::optional<std::int64_t> before;  // history
+    std::optional<std::int64_t> epoch;   // join
+    std::optional<std::int64_t> limit;   // history
+};
+
+// Either a request or the error to send (with the id, when the id itself was readable).
+struct parse_result_request {
+    std::optional<request> value;
+    error_code error = error_code::bad_request;
+    std::string message;
+    std::string id;
+};
+
+// Parses one text message. Never throws.
+parse_result_request parse_request(std::string_view text);
+
+// Name rules of protocol v1: users 1-32, rooms 1-64 characters of [A-Za-z0-9_.-].
+bool valid_user_name(std::string_view name);
+bool valid_room_name(std::string_view name);
+
+}  // namespace parley::protocol

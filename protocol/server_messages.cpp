@@ -1,0 +1,202 @@
+#include "protocol/server_messages.hpp"
+
+#include "protocol/frame_encoder.hpp"
+#include "protocol/json_text.hpp"
+
+#include <cstring>
+
+namespace parley::protocol {
+namespace {
+
+// Builds the JSON payload in a reusable per-thread buffer, then allocates the frame once at its
+// exact size: one allocation per encoded message, however many members receive it.
+class payload_builder {
+public:
+    payload_builder() : out_(scratch()) { out_.clear(); }
+
+    payload_builder& raw(std::string_view text) {
+        out_.append(text);
+        return *this;
+    }
+    payload_builder& str(std::string_view text) {
+        append_json_string(out_, text);
+        return *this;
+    }
+    payload_builder& num(std::int64_t value) {
+        append_json_integer(out_, value);
+        return *this;
+    }
+    // ,"re":<id> when the request had an id.
+    payload_builder& re(std::string_view id) {
+        if (!id.empty()) {
+            out_.append(",\"re\":").append(id);
+        }
+        return *this;
+    }
+    shared_frame frame() {
+        out_.push_back('}');
+        std::size_t header = frame_header_size(out_.size());
+        shared_frame f = shared_frame::allocate(header + out_.size());
+        write_frame_header(f.fill(), opcode::text, out_.size());
+        std::memcpy(f.fill() + header, out_.data(), out_.size());
+        // Keep the scratch buffer from pinning a rare huge reply's memory forever.
+        if (out_.capacity() > 256 * 1024) {
+            std::string().swap(out_);
+        }
+        return f;
+    }
+
+private:
+    static std::string& scratch() {
+        thread_local std::string buffer;
+        return buffer;
+    }
+    std::string& out_;
+};
+
+void append_payloads(payload_builder& b, const std::vector<shared_frame>& frames) {
+    b.raw("[");
+    bool first = true;
+    for (const auto& f : frames) {
+        if (!first) {
+            b.raw(",");
+        }
+        first = false;
+        b.raw(frame_payload(f.view()));
+    }
+    b.raw("]");
+}
+
+void append_names(payload_builder& b, const std::vector<std::string>& names) {
+    b.raw("[");
+    bool first = true;
+    for (const auto& n : names) {
+        if (!first) {
+            b.raw(",");
+        }
+        first = false;
+        b.str(n);
+    }
+    b.raw("]");
+}
+
+}  // namespace
+
+shared_frame encode_welcome(std::string_view user, std::string_view re) {
+    return payload_builder().raw("{\"type\":\"welcome\",\"user\":").str(user).re(re).frame();
+}
+
+shared_frame encode_joined(std::string_view room, std::int64_t epoch, const std::vector<std::string>& members,
+                           const std::vector<shared_frame>& history, std::optional<bool> recovered,
+                           std::string_view re) {
+    payload_builder b;
+    b.raw("{\"type\":\"joined\",\"room\":").str(room).raw(",\"epoch\":").num(epoch).raw(",\"members\":");
+    append_names(b, members);
+    b.raw(",\"history\":");
+    append_payloads(b, history);
+    if (recovered) {
+        b.raw(*recovered ? ",\"recovered\":true" : ",\"recovered\":false");
+    }
+    return b.re(re).frame();
+}
+
+shared_frame encode_left(std::string_view room, std::string_view re) {
+    return payload_builder().raw("{\"type\":\"left\",\"room\":").str(room).re(re).frame();
+}
+
+shared_frame encode_message(std::string_view room, std::string_view from, std::string_view text, std::int64_t seq,
+                            std::int64_t ts) {
+    return payload_builder()
+        .raw("{\"type\":\"message\",\"room\":")
+        .str(room)
+        .raw(",\"from\":")
+        .str(from)
+        .raw(",\"text\":")
+        .str(text)
+        .raw(",\"seq\":")
+        .num(seq)
+        .raw(",\"ts\":")
+        .num(ts)
+        .frame();
+}
+
+shared_frame encode_dm(std::string_view from, std::string_view to, std::string_view text, std::int64_t ts) {
+    return payload_builder()
+        .raw("{\"type\":\"dm\",\"from\":")
+        .str(from)
+        .raw(",\"to\":")
+        .str(to)
+        .raw(",\"text\":")
+        .str(text)
+        .raw(",\"ts\":")
+        .num(ts)
+        .frame();
+}
+
+shared_frame encode_presence(std::string_view room, std::string_view user, bool joined) {
+    return payload_builder()
+        .raw("{\"type\":\"presence\",\"room\":")
+        .str(room)
+        .raw(",\"user\":")
+        .str(user)
+        .raw(joined ? ",\"event\":\"join\"" : ",\"event\":\"leave\"")
+        .frame();
+}
+
+shared_frame encode_typing(std::string_view room, std::string_view user) {
+    return payload_builder().raw("{\"type\":\"typing\",\"room\":").str(room).raw(",\"user\":").str(user).frame();
+}
+
+shared_frame encode_system(std::string_view text) {
+    return payload_builder().raw("{\"type\":\"system\",\"text\":").str(text).frame();
+}
+
+shared_frame encode_users(const std::vector<std::string>& users, std::string_view re) {
+    payload_builder b;
+    b.raw("{\"type\":\"users\",\"users\":");
+    append_names(b, users);
+    return b.re(re).frame();
+}
+
+shared_frame encode_rooms(const std::vector<std::pair<std::string, std::size_t>>& rooms, std::string_view re) {
+    payload_builder b;
+    b.raw("{\"type\":\"rooms\",\"rooms\":[");
+    bool first = true;
+    for (const auto& [name, members] : rooms) {
+        if (!first) {
+            b.raw(",");
+        }
+        first = false;
+        b.raw("{\"name\":").str(name).raw(",\"members\":").num(static_cast<std::int64_t>(members)).raw("}");
+    }
+    b.raw("]");
+    return b.re(re).frame();
+}
+
+shared_frame encode_history(std::string_view room, const std::vector<shared_frame>& messages, std::string_view re) {
+    payload_builder b;
+    b.raw("{\"type\":\"history\",\"room\":").str(room).raw(",\"messages\":");
+    append_payloads(b, messages);
+    return b.re(re).frame();
+}
+
+shared_frame encode_ack(std::string_view re, std::string_view room, std::int64_t seq) {
+    payload_builder b;
+    b.raw("{\"type\":\"ack\",\"re\":").raw(re);
+    if (!room.empty()) {
+        b.raw(",\"room\":").str(room).raw(",\"seq\":").num(seq);
+    }
+    return b.frame();
+}
+
+shared_frame encode_error(error_code code, std::string_view message, std::string_view re) {
+    return payload_builder()
+        .raw("{\"type\":\"error\",\"code\":\"")
+        .raw(wire_name(code))
+        .raw("\",\"message\":")
+        .str(message)
+        .re(re)
+        .frame();
+}
+
+}  // namespace parley::protocol

@@ -1,0 +1,283 @@
+#include "rooms/chat_session.hpp"
+
+#include "protocol/server_messages.hpp"
+#include "rooms/chat_hub.hpp"
+#include "rooms/room.hpp"
+#include "rooms/worker_context.hpp"
+
+#include <algorithm>
+
+namespace parley::rooms {
+
+using protocol::error_code;
+using protocol::request_type;
+
+std::int64_t unix_millis() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+chat_session::chat_session(chat_hub& hub, worker_context& worker, session_output& output)
+    : hub_(hub),
+      worker_(worker),
+      output_(output),
+      tokens_(hub.settings().rate_limit_burst),
+      refilled_(std::chrono::steady_clock::now()) {
+    handle_ = {worker.index(), worker.add_session(this)};
+}
+
+chat_session::~chat_session() {
+    end(true);
+    worker_.remove_session(handle_.session);
+}
+
+void chat_session::on_text(std::string_view message) {
+    if (ended_) {
+        return;
+    }
+    auto parsed = protocol::parse_request(message);
+    if (!take_token()) {
+        fail(error_code::rate_limited, protocol::default_message(error_code::rate_limited), parsed.id);
+        // Persistent abuse: a client that keeps sending into an empty bucket is cut off.
+        if (++rejected_in_a_row_ > hub_.settings().rate_limit_strikes) {
+            output_.close(protocol::close_code::policy_violation, "rate limit exceeded");
+        }
+        return;
+    }
+    rejected_in_a_row_ = 0;
+    if (!parsed.value) {
+        fail(parsed.error, parsed.message, parsed.id);
+        return;
+    }
+    dispatch(*parsed.value);
+}
+
+bool chat_session::take_token() {
+    const auto& s = hub_.settings();
+    auto now = std::chrono::steady_clock::now();
+    double elapsed = std::chrono::duration<double>(now - refilled_).count();
+    refilled_ = now;
+    tokens_ = std::min(s.rate_limit_burst, tokens_ + elapsed * s.rate_limit_per_second);
+    if (tokens_ < 1.0) {
+        return false;
+    }
+    tokens_ -= 1.0;
+    return true;
+}
+
+void chat_session::dispatch(request& req) {
+    if (req.type == request_type::login) {
+        on_login(req);
+        return;
+    }
+    if (!logged_in()) {
+        fail(error_code::not_logged_in, protocol::default_message(error_code::not_logged_in), req.id);
+        return;
+    }
+    switch (req.type) {
+    case request_type::login: break;
+    case request_type::join: on_join(req); break;
+    case request_type::leave: on_leave(req); break;
+    case request_type::say: on_say(req); break;
+    case request_type::dm: on_dm(req); break;
+    case request_type::users: on_users(req); break;
+    case request_type::rooms: on_rooms(req); break;
+    case request_type::history: on_history(req); break;
+    case request_type::typing: on_typing(req); break;
+    }
+}
+
+void chat_session::fail(error_code code, std::string_view message, std::string_view re) {
+    send(protocol::encode_error(code, message, re));
+}
+
+void chat_session::on_login(request& req) {
+    if (logged_in()) {
+        fail(error_code::already_logged_in, protocol::default_message(error_code::already_logged_in), req.id);
+        return;
+    }
+    if (!protocol::valid_user_name(req.user)) {
+        fail(error_code::invalid_name, "user names are 1-32 characters of A-Z a-z 0-9 _ . -", req.id);
+        return;
+    }
+    if (!hub_.users().try_register(req.user, handle_)) {
+        fail(error_code::username_taken, "the name '" + req.user + "' is in use", req.id);
+        return;
+    }
+    user_ = std::move(req.user);
+    send(protocol::encode_welcome(user_, req.id));
+}
+
+chat_session::membership* chat_session::find_room(std::string_view name) {
+    auto it = std::find_if(rooms_.begin(), rooms_.end(), [&](const membership& m) { return m.joined->name() == name; });
+    return it == rooms_.end() ? nullptr : &*it;
+}
+
+void chat_session::on_join(request& req) {
+    const auto& s = hub_.settings();
+    if (!protocol::valid_room_name(req.room)) {
+        fail(error_code::invalid_name, "room names are 1-64 characters of A-Z a-z 0-9 _ . -", req.id);
+        return;
+    }
+    membership* existing = find_room(req.room);
+    if (!existing && rooms_.size() >= s.max_rooms_per_connection) {
+        fail(error_code::too_many_rooms,
+             "a connection may be in at most " + std::to_string(s.max_rooms_per_connection) + " rooms", req.id);
+        return;
+    }
+    room::join_request jr{user_, handle_, req.after, req.epoch, s.joined_history, s.history_per_room,
+                          s.max_room_members};
+    if (existing) {
+        // Already a member: answer with the current state again, no second membership.
+        auto result = existing->joined->describe(jr);
+        send(protocol::encode_joined(existing->joined->name(), result.epoch, result.members, result.history,
+                                     result.recovered, req.id));
+        return;
+    }
+    for (;;) {
+        auto target = hub_.rooms().find_or_create(req.room);
+        auto result = target->join(jr);
+        if (result.outcome == room::join_result::status::gone) {
+            continue;  // closed between lookup and join; the directory has a new one now
+        }
+        if (result.outcome == room::join_result::status::full) {
+            fail(error_code::room_full, "the room '" + req.room + "' is full", req.id);
+            return;
+        }
+        // Reply before any broadcast that was posted after our join can run on this worker.
+        send(protocol::encode_joined(target->name(), result.epoch, result.members, result.history, result.recovered,
+                                     req.id));
+        worker_.add_member(target.get(), this, result.joined_event);
+        rooms_.push_back({std::move(target), 0});
+        return;
+    }
+}
+
+void chat_session::leave_room(std::vector<membership>::iterator it, bool disconnected) {
+    std::shared_ptr<room> r = std::move(it->joined);
+    rooms_.erase(it);
+    worker_.remove_member(r.get(), this);
+    r->leave(user_, handle_, disconnected);
+}
+
+void chat_session::on_leave(request& req) {
+    auto it = std::find_if(rooms_.begin(), rooms_.end(), [&](const membership& m) { return m.joined->name() == req.room; });
+    if (it == rooms_.end()) {
+        fail(error_code::not_in_room, "you are not in '" + req.room + "'", req.id);
+        return;
+    }
+    std::string name = it->joined->name();
+    leave_room(it, false);
+    send(protocol::encode_left(name, req.id));
+}
+
+bool chat_session::check_text(const request& req) {
+    if (req.text.empty()) {
+        fail(error_code::bad_request, "field 'text' must not be empty", req.id);
+        return false;
+    }
+    std::size_t max = hub_.settings().max_text_bytes;
+    if (req.text.size() > max) {
+        fail(error_code::too_large, "text is " + std::to_string(req.text.size()) + " bytes; the limit is " +
+                                        std::to_string(max),
+             req.id);
+        return false;
+    }
+    return true;
+}
+
+void chat_session::on_say(request& req) {
+    membership* m = find_room(req.room);
+    if (!m) {
+        fail(error_code::not_in_room, "you are not in '" + req.room + "'", req.id);
+        return;
+    }
+    if (!check_text(req)) {
+        return;
+    }
+    std::int64_t seq = m->joined->say(user_, req.text, unix_millis());
+    if (!req.id.empty()) {
+        send(protocol::encode_ack(req.id, m->joined->name(), seq));
+    }
+}
+
+void chat_session::on_dm(request& req) {
+    if (!protocol::valid_user_name(req.to)) {
+        fail(error_code::invalid_name, "user names are 1-32 characters of A-Z a-z 0-9 _ . -", req.id);
+        return;
+    }
+    if (!check_text(req)) {
+        return;
+    }
+    auto target = hub_.users().lookup(req.to);
+    if (!target) {
+        fail(error_code::user_not_found, "no user '" + req.to + "' is online", req.id);
+        return;
+    }
+    auto frame = protocol::encode_dm(user_, req.to, req.text, unix_millis());
+    send(frame);
+    if (!req.id.empty()) {
+        send(protocol::encode_ack(req.id, {}, 0));
+    }
+    if (*target == handle_) {
+        return;
+    }
+    worker_context& owner = hub_.worker(target->worker);
+    std::uint32_t session_id = target->session;
+    owner.executor().post([&owner, session_id, frame] {
+        // The recipient may have gone since the lookup; then there is nobody to deliver to.
+        if (chat_session* s = owner.find_session(session_id)) {
+            s->output().send(frame);
+        }
+    });
+}
+
+void chat_session::on_users(request& req) { send(protocol::encode_users(hub_.users().names(), req.id)); }
+
+void chat_session::on_rooms(request& req) { send(protocol::encode_rooms(hub_.rooms().list(), req.id)); }
+
+void chat_session::on_history(request& req) {
+    const auto& s = hub_.settings();
+    membership* m = find_room(req.room);
+    if (!m) {
+        fail(error_code::not_in_room, "you are not in '" + req.room + "'", req.id);
+        return;
+    }
+    std::int64_t limit = req.limit ? *req.limit : static_cast<std::int64_t>(s.history_default_limit);
+    if (limit < 1 || limit > static_cast<std::int64_t>(s.history_max_limit)) {
+        fail(error_code::bad_request, "limit must be 1-" + std::to_string(s.history_max_limit), req.id);
+        return;
+    }
+    auto messages = m->joined->history(req.before, req.after, static_cast<std::size_t>(limit));
+    send(protocol::encode_history(m->joined->name(), messages, req.id));
+}
+
+void chat_session::on_typing(request& req) {
+    membership* m = find_room(req.room);
+    if (!m) {
+        fail(error_code::not_in_room, "you are not in '" + req.room + "'", req.id);
+        return;
+    }
+    std::int64_t now = unix_millis();
+    // Throttled silently: typing is a hint, and a client that types fast is not at fault.
+    if (m->last_typing_ms != 0 && now - m->last_typing_ms < static_cast<std::int64_t>(hub_.settings().typing_interval_ms)) {
+        return;
+    }
+    m->last_typing_ms = now;
+    m->joined->typing(user_, handle_);
+}
+
+void chat_session::end(bool disconnected) {
+    if (ended_) {
+        return;
+    }
+    ended_ = true;
+    while (!rooms_.empty()) {
+        leave_room(rooms_.end() - 1, disconnected);
+    }
+    if (logged_in()) {
+        hub_.users().unregister(user_, handle_);
+    }
+}
+
+}  // namespace parley::rooms

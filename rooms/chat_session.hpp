@@ -1,0 +1,87 @@
+#pragma once
+
+#include "protocol/error_code.hpp"
+#include "protocol/request.hpp"
+#include "protocol/shared_frame.hpp"
+#include "registry/session_handle.hpp"
+#include "rooms/session_output.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace parley::rooms {
+
+class chat_hub;
+class room;
+class worker_context;
+
+// The protocol v1 state machine of one connection: logged in or not, the rooms it is in, its
+// throttles. It receives complete text messages and answers through its session_output; it owns
+// no socket, so every protocol rule is testable without a network.
+// Thread: every method runs on the owning worker's thread.
+class chat_session {
+public:
+    chat_session(chat_hub& hub, worker_context& worker, session_output& output);
+    ~chat_session();
+    chat_session(const chat_session&) = delete;
+    chat_session& operator=(const chat_session&) = delete;
+
+    // One complete WebSocket text message from the client.
+    void on_text(std::string_view message);
+
+    // The connection is ending: leave every room (others see presence leave and, when
+    // `disconnected`, a system line) and free the name. Idempotent.
+    void end(bool disconnected = true);
+
+    session_output& output() { return output_; }
+    registry::session_handle handle() const { return handle_; }
+    const std::string& user() const { return user_; }
+    bool logged_in() const { return !user_.empty(); }
+    std::size_t room_count() const { return rooms_.size(); }
+
+private:
+    struct membership {
+        std::shared_ptr<room> joined;
+        std::int64_t last_typing_ms = 0;
+    };
+    using request = protocol::request;
+
+    void dispatch(request& req);
+    void on_login(request& req);
+    void on_join(request& req);
+    void on_leave(request& req);
+    void on_say(request& req);
+    void on_dm(request& req);
+    void on_users(request& req);
+    void on_rooms(request& req);
+    void on_history(request& req);
+    void on_typing(request& req);
+
+    bool take_token();
+    membership* find_room(std::string_view name);
+    bool check_text(const request& req);
+    void leave_room(std::vector<membership>::iterator it, bool disconnected);
+    void send(const protocol::shared_frame& frame) { output_.send(frame); }
+    void fail(protocol::error_code code, std::string_view message, std::string_view re);
+
+    chat_hub& hub_;
+    worker_context& worker_;
+    session_output& output_;
+    registry::session_handle handle_;
+    std::string user_;
+    std::vector<membership> rooms_;
+    // Token bucket of requests (rate, burst from the settings).
+    double tokens_;
+    std::chrono::steady_clock::time_point refilled_;
+    std::uint32_t rejected_in_a_row_ = 0;
+    bool ended_ = false;
+};
+
+// Wall-clock milliseconds since the Unix epoch (message timestamps).
+std::int64_t unix_millis();
+
+}  // namespace parley::rooms

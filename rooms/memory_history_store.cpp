@@ -1,0 +1,89 @@
+#include "rooms/history_store.hpp"
+
+#include <deque>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace parley::rooms {
+namespace {
+
+using protocol::shared_frame;
+
+class memory_room_log final : public room_log {
+public:
+    memory_room_log(std::size_t capacity, std::int64_t epoch) : capacity_(capacity), epoch_(epoch) {}
+
+    std::int64_t epoch() const override { return epoch_; }
+    std::int64_t last_seq() const override { return last_seq_; }
+    std::int64_t first_retained_seq() const override {
+        return last_seq_ - static_cast<std::int64_t>(messages_.size()) + 1;
+    }
+
+    void append(std::int64_t seq, const shared_frame& message) override {
+        last_seq_ = seq;
+        messages_.push_back(message);
+        if (messages_.size() > capacity_) {
+            messages_.pop_front();
+        }
+    }
+
+    std::vector<shared_frame> before(std::int64_t before_seq, std::size_t limit) const override {
+        // Messages are contiguous in seq, so positions follow from arithmetic.
+        std::int64_t first = first_retained_seq();
+        std::int64_t end = std::min(before_seq, last_seq_ + 1);  // exclusive
+        if (end <= first) {
+            return {};
+        }
+        std::int64_t begin = std::max(first, end - static_cast<std::int64_t>(limit));
+        return slice(begin - first, end - first);
+    }
+
+    std::vector<shared_frame> after(std::int64_t after_seq, std::size_t limit) const override {
+        std::int64_t first = first_retained_seq();
+        std::int64_t begin = std::max(first, after_seq + 1);
+        std::int64_t end = std::min(last_seq_ + 1, begin + static_cast<std::int64_t>(limit));
+        if (end <= begin) {
+            return {};
+        }
+        return slice(begin - first, end - first);
+    }
+
+private:
+    std::vector<shared_frame> slice(std::int64_t from, std::int64_t to) const {
+        return {messages_.begin() + from, messages_.begin() + to};
+    }
+
+    std::size_t capacity_;
+    std::int64_t epoch_;
+    std::int64_t last_seq_ = 0;
+    std::deque<shared_frame> messages_;
+};
+
+class memory_history_store final : public history_store {
+public:
+    memory_history_store(std::size_t per_room, std::int64_t epoch) : per_room_(per_room), epoch_(epoch) {}
+
+    room_log* open(std::string_view room) override {
+        std::lock_guard lock(mutex_);
+        auto it = logs_.find(std::string(room));
+        if (it == logs_.end()) {
+            it = logs_.emplace(std::string(room), std::make_unique<memory_room_log>(per_room_, epoch_)).first;
+        }
+        return it->second.get();
+    }
+
+private:
+    std::size_t per_room_;
+    std::int64_t epoch_;
+    std::mutex mutex_;
+    std::unordered_map<std::string, std::unique_ptr<memory_room_log>> logs_;
+};
+
+}  // namespace
+
+std::unique_ptr<history_store> make_memory_history_store(std::size_t per_room, std::int64_t epoch) {
+    return std::make_unique<memory_history_store>(per_room, epoch);
+}
+
+}  // namespace parley::rooms

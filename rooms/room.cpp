@@ -1,0 +1,142 @@
+#include "rooms/room.hpp"
+
+#include "protocol/server_messages.hpp"
+#include "rooms/room_directory.hpp"
+#include "rooms/worker_context.hpp"
+
+namespace parley::rooms {
+
+using protocol::shared_frame;
+
+room::room(std::string name, room_log& log, std::vector<worker_context*> workers, room_directory* directory,
+           bool permanent)
+    : name_(std::move(name)),
+      log_(log),
+      workers_(std::move(workers)),
+      directory_(directory),
+      permanent_(permanent),
+      members_per_worker_(workers_.size(), 0) {}
+
+room::join_result room::join(const join_request& request) {
+    join_result result;
+    std::lock_guard lock(mutex_);
+    if (closed_) {
+        return result;  // gone
+    }
+    auto existing = members_.find(request.user);
+    if (existing == members_.end() && members_.size() >= request.max_members) {
+        result.outcome = join_result::status::full;
+        return result;
+    }
+    bool first_session_of_user = existing == members_.end();
+    if (first_session_of_user) {
+        members_.emplace(std::string(request.user), 1);
+    } else {
+        ++existing->second;
+    }
+    ++members_per_worker_[request.who.worker];
+    member_count_.fetch_add(1, std::memory_order_relaxed);
+
+    result.outcome = join_result::status::joined;
+    fill_reply_locked(request, result);
+    result.joined_event = event_;
+    if (first_session_of_user) {
+        broadcast_locked(protocol::encode_presence(name_, request.user, true), request.who);
+    }
+    return result;
+}
+
+room::join_result room::describe(const join_request& request) const {
+    join_result result;
+    std::lock_guard lock(mutex_);
+    result.outcome = join_result::status::joined;
+    fill_reply_locked(request, result);
+    result.joined_event = event_;
+    return result;
+}
+
+void room::fill_reply_locked(const join_request& request, join_result& result) const {
+    result.epoch = log_.epoch();
+    result.members.reserve(members_.size());
+    for (const auto& [user, sessions] : members_) {
+        result.members.push_back(user);
+    }
+    bool same_epoch = !request.epoch || *request.epoch == log_.epoch();
+    if (request.after && same_epoch) {
+        // Complete when nothing after `after` was dropped by retention and all of it fits.
+        std::int64_t available = log_.last_seq() - *request.after;
+        result.history = log_.after(*request.after, request.recover_limit);
+        result.recovered = *request.after + 1 >= log_.first_retained_seq() &&
+                           available <= static_cast<std::int64_t>(request.recover_limit);
+        return;
+    }
+    result.history = log_.before(log_.last_seq() + 1, request.recent);
+    if (request.after) {
+        result.recovered = false;  // another epoch: the client's seq means nothing here
+    }
+}
+
+void room::leave(std::string_view user, registry::session_handle who, bool disconnected) {
+    std::lock_guard lock(mutex_);
+    auto it = members_.find(user);
+    if (it == members_.end()) {
+        return;
+    }
+    --members_per_worker_[who.worker];
+    member_count_.fetch_sub(1, std::memory_order_relaxed);
+    if (--it->second == 0) {
+        members_.erase(it);
+        if (!members_.empty()) {
+            broadcast_locked(protocol::encode_presence(name_, user, false), who);
+            if (disconnected) {
+                std::string text(user);
+                text += " disconnected";
+                broadcast_locked(protocol::encode_system(text), who);
+            }
+        }
+    }
+    if (members_.empty() && !permanent_) {
+        closed_ = true;
+        directory_->erase(this);
+    }
+}
+
+std::int64_t room::say(std::string_view from, std::string_view text, std::int64_t ts) {
+    std::lock_guard lock(mutex_);
+    std::int64_t seq = log_.last_seq() + 1;
+    shared_frame frame = protocol::encode_message(name_, from, text, seq, ts);
+    log_.append(seq, frame);
+    broadcast_locked(frame, registry::session_handle{});
+    return seq;
+}
+
+void room::typing(std::string_view user, registry::session_handle who) {
+    std::lock_guard lock(mutex_);
+    broadcast_locked(protocol::encode_typing(name_, user), who);
+}
+
+std::vector<shared_frame> room::history(std::optional<std::int64_t> before, std::optional<std::int64_t> after,
+                                        std::size_t limit) const {
+    std::lock_guard lock(mutex_);
+    if (after) {
+        return log_.after(*after, limit);
+    }
+    return log_.before(before ? *before : log_.last_seq() + 1, limit);
+}
+
+void room::broadcast_locked(const shared_frame& frame, registry::session_handle except) {
+    std::uint64_t event = ++event_;
+    auto self = shared_from_this();
+    for (std::size_t w = 0; w < workers_.size(); ++w) {
+        if (members_per_worker_[w] == 0) {
+            continue;
+        }
+        worker_context* target = workers_[w];
+        // Posted under the lock: tasks for one worker are queued in the room's event order.
+        target->executor().post([target, self, frame, event, except] {
+            target->deliver(self.get(), frame, event, except);
+        });
+    }
+}
+
+}  // namespace parley::rooms

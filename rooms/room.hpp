@@ -1,0 +1,95 @@
+#pragma once
+
+#include "protocol/shared_frame.hpp"
+#include "registry/session_handle.hpp"
+#include "rooms/history_store.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace parley::rooms {
+
+class room_directory;
+class worker_context;
+
+// One chat room: its members, its seq and history (through its room_log), and the fan-out.
+//
+// Every broadcast is encoded ONCE into a shared frame, then ONE task per worker that has members
+// is posted while the room's lock is held, so every worker sees the room's events in order.
+// The lock is held only for bookkeeping and posting: never across I/O.
+// Thread: every public method may be called from any worker thread.
+class room : public std::enable_shared_from_this<room> {
+public:
+    room(std::string name, room_log& log, std::vector<worker_context*> workers, room_directory* directory,
+         bool permanent);
+
+    const std::string& name() const { return name_; }
+    // Member sessions right now; read without the lock (for `rooms` listings).
+    std::size_t member_count() const { return member_count_.load(std::memory_order_relaxed); }
+
+    struct join_result {
+        enum class status { joined, full, gone } outcome = status::gone;
+        std::int64_t epoch = 0;
+        std::vector<std::string> members;
+        std::vector<protocol::shared_frame> history;
+        std::optional<bool> recovered;
+        std::uint64_t joined_event = 0;
+    };
+    struct join_request {
+        std::string_view user;
+        registry::session_handle who;
+        std::optional<std::int64_t> after;
+        std::optional<std::int64_t> epoch;
+        std::size_t recent = 50;           // messages in `joined` without `after`
+        std::size_t recover_limit = 1000;  // at most this many with `after`
+        std::size_t max_members = 100000;
+    };
+    // Adds the member and tells the others (presence join). `gone` means the room was closed
+    // concurrently: look it up again.
+    join_result join(const join_request& request);
+
+    // The `joined` reply for a session that is already a member (a client resyncing), with no
+    // change to membership and no presence.
+    join_result describe(const join_request& request) const;
+
+    // Removes the member; others get presence leave and, when `disconnected`, a system line.
+    void leave(std::string_view user, registry::session_handle who, bool disconnected);
+
+    // Assigns the next seq, encodes the message once, stores it and fans it out. Returns the seq.
+    std::int64_t say(std::string_view from, std::string_view text, std::int64_t ts);
+
+    // Relays a typing notice to the other members (not stored, no seq).
+    void typing(std::string_view user, registry::session_handle who);
+
+    // History query (oldest first): before/after as in protocol v1, else the newest.
+    std::vector<protocol::shared_frame> history(std::optional<std::int64_t> before, std::optional<std::int64_t> after,
+                                                std::size_t limit) const;
+
+private:
+    // Requires mutex_. Fills epoch, members, history and recovered of a `joined` reply.
+    void fill_reply_locked(const join_request& request, join_result& result) const;
+    // Requires mutex_. Posts frame to every worker with members; skips `except`.
+    void broadcast_locked(const protocol::shared_frame& frame, registry::session_handle except);
+
+    const std::string name_;
+    room_log& log_;
+    const std::vector<worker_context*> workers_;
+    room_directory* const directory_;
+    const bool permanent_;
+
+    mutable std::mutex mutex_;
+    std::map<std::string, std::uint32_t, std::less<>> members_;  // name -> sessions of that name
+    std::vector<std::uint32_t> members_per_worker_;
+    std::uint64_t event_ = 0;  // counts broadcasts, so a new member skips those it was shown already
+    bool closed_ = false;      // removed from the directory: joiners must look again
+    std::atomic<std::size_t> member_count_{0};
+};
+
+}  // namespace parley::rooms

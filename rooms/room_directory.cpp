@@ -1,0 +1,78 @@
+#include "rooms/room_directory.hpp"
+
+#include "rooms/room.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace parley::rooms {
+
+room_directory::room_directory(history_store& store, std::vector<worker_context*> workers)
+    : store_(store), workers_(std::move(workers)) {}
+
+room_directory::shard& room_directory::shard_for(std::string_view name) const {
+    return shards_[std::hash<std::string_view>{}(name) % shards_.size()];
+}
+
+std::shared_ptr<room> room_directory::make_room(std::string_view name, bool permanent) {
+    return std::make_shared<room>(std::string(name), *store_.open(name), workers_, this, permanent);
+}
+
+std::shared_ptr<room> room_directory::find(std::string_view name) const {
+    shard& s = shard_for(name);
+    std::lock_guard lock(s.mutex);
+    auto it = s.rooms.find(std::string(name));
+    return it == s.rooms.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<room> room_directory::find_or_create(std::string_view name) {
+    shard& s = shard_for(name);
+    std::lock_guard lock(s.mutex);
+    auto [it, inserted] = s.rooms.try_emplace(std::string(name));
+    if (inserted) {
+        it->second = make_room(name, false);
+    }
+    return it->second;
+}
+
+void room_directory::create_permanent(std::string_view name) {
+    shard& s = shard_for(name);
+    std::lock_guard lock(s.mutex);
+    auto [it, inserted] = s.rooms.try_emplace(std::string(name));
+    if (inserted) {
+        it->second = make_room(name, true);
+    }
+}
+
+void room_directory::erase(const room* r) {
+    shard& s = shard_for(r->name());
+    std::lock_guard lock(s.mutex);
+    auto it = s.rooms.find(r->name());
+    // Only if the entry is still this room: a newer room of the same name stays.
+    if (it != s.rooms.end() && it->second.get() == r) {
+        s.rooms.erase(it);
+    }
+}
+
+std::vector<std::pair<std::string, std::size_t>> room_directory::list() const {
+    std::vector<std::pair<std::string, std::size_t>> out;
+    for (const shard& s : shards_) {
+        std::lock_guard lock(s.mutex);
+        for (const auto& [name, r] : s.rooms) {
+            out.emplace_back(name, r->member_count());
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::size_t room_directory::size() const {
+    std::size_t n = 0;
+    for (const shard& s : shards_) {
+        std::lock_guard lock(s.mutex);
+        n += s.rooms.size();
+    }
+    return n;
+}
+
+}  // namespace parley::rooms

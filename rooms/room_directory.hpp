@@ -1,0 +1,50 @@
+#pragma once
+
+#include "rooms/history_store.hpp"
+
+#include <array>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace parley::rooms {
+
+class room;
+class worker_context;
+
+// The rooms that exist: name -> room, in shards with a mutex each (rooms are made and closed
+// far less often than messages flow; a message never touches the directory).
+// Thread: every method may be called from any thread.
+class room_directory {
+public:
+    room_directory(history_store& store, std::vector<worker_context*> workers);
+
+    std::shared_ptr<room> find(std::string_view name) const;
+    std::shared_ptr<room> find_or_create(std::string_view name);
+    // A room that exists even with no members (declared in the configuration).
+    void create_permanent(std::string_view name);
+    // Called by a room, under its lock, when its last member left.
+    void erase(const room* r);
+
+    // Every room with its member count, sorted by name.
+    std::vector<std::pair<std::string, std::size_t>> list() const;
+    std::size_t size() const;
+
+private:
+    struct shard {
+        mutable std::mutex mutex;
+        std::unordered_map<std::string, std::shared_ptr<room>> rooms;
+    };
+    shard& shard_for(std::string_view name) const;
+    std::shared_ptr<room> make_room(std::string_view name, bool permanent);
+
+    history_store& store_;
+    std::vector<worker_context*> workers_;
+    mutable std::array<shard, 16> shards_;
+};
+
+}  // namespace parley::rooms

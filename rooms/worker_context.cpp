@@ -1,0 +1,70 @@
+#include "rooms/worker_context.hpp"
+
+#include "rooms/chat_session.hpp"
+
+#include <algorithm>
+
+namespace parley::rooms {
+
+std::uint32_t worker_context::add_session(chat_session* session) {
+    // Ids wrap after 2^32 sessions on one worker; skip any still in use (and 0, "nobody").
+    while (next_session_id_ == 0 || sessions_.contains(next_session_id_)) {
+        ++next_session_id_;
+    }
+    std::uint32_t id = next_session_id_++;
+    sessions_.emplace(id, session);
+    return id;
+}
+
+void worker_context::remove_session(std::uint32_t id) { sessions_.erase(id); }
+
+chat_session* worker_context::find_session(std::uint32_t id) const {
+    auto it = sessions_.find(id);
+    return it == sessions_.end() ? nullptr : it->second;
+}
+
+void worker_context::add_member(const room* r, chat_session* session, std::uint64_t joined_event) {
+    members_[r].push_back({session, joined_event});
+}
+
+void worker_context::remove_member(const room* r, const chat_session* session) {
+    auto it = members_.find(r);
+    if (it == members_.end()) {
+        return;
+    }
+    auto& list = it->second;
+    auto pos = std::find_if(list.begin(), list.end(), [&](const local_member& m) { return m.session == session; });
+    if (pos != list.end()) {
+        *pos = list.back();  // order among members does not matter
+        list.pop_back();
+    }
+    if (list.empty()) {
+        members_.erase(it);
+    }
+}
+
+void worker_context::deliver(const room* r, const protocol::shared_frame& frame, std::uint64_t event,
+                             registry::session_handle except) {
+    auto it = members_.find(r);
+    if (it == members_.end()) {
+        return;
+    }
+    // send() never re-enters the chat logic (a slow consumer is closed later, from its own
+    // task), so the list cannot change under this loop.
+    for (const local_member& m : it->second) {
+        if (m.joined_event >= event) {
+            continue;
+        }
+        if (m.session->handle() == except) {
+            continue;
+        }
+        m.session->output().send(frame);
+    }
+}
+
+std::size_t worker_context::local_members(const room* r) const {
+    auto it = members_.find(r);
+    return it == members_.end() ? 0 : it->second.size();
+}
+
+}  // namespace parley::rooms

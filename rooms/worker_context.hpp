@@ -1,0 +1,60 @@
+#pragma once
+
+#include "protocol/shared_frame.hpp"
+#include "registry/session_handle.hpp"
+#include "rooms/session_output.hpp"
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace parley::rooms {
+
+class chat_session;
+class room;
+
+// The chat state that belongs to one worker thread: its sessions by id (for dms posted to it)
+// and, per room, which of its sessions are members. A room posts one task per broadcast to each
+// worker with members; the task walks this worker's list for the room, so no per-member work
+// crosses threads and no lock guards these maps.
+// Thread: every method except executor() and index() runs on the worker's own thread.
+class worker_context {
+public:
+    worker_context(std::uint32_t index, worker_executor& executor) : index_(index), executor_(executor) {}
+    worker_context(const worker_context&) = delete;
+    worker_context& operator=(const worker_context&) = delete;
+
+    std::uint32_t index() const { return index_; }
+    worker_executor& executor() { return executor_; }
+
+    // Gives the session an id unique on this worker.
+    std::uint32_t add_session(chat_session* session);
+    void remove_session(std::uint32_t id);
+    chat_session* find_session(std::uint32_t id) const;
+    std::size_t session_count() const { return sessions_.size(); }
+
+    // joined_event: the room's event number when the member joined; events up to it were
+    // already covered by the `joined` reply and are not delivered again.
+    void add_member(const room* r, chat_session* session, std::uint64_t joined_event);
+    void remove_member(const room* r, const chat_session* session);
+
+    // Queues frame on every local member of r that joined before `event`, except `except`.
+    void deliver(const room* r, const protocol::shared_frame& frame, std::uint64_t event,
+                 registry::session_handle except);
+
+    std::size_t local_members(const room* r) const;
+
+private:
+    struct local_member {
+        chat_session* session;
+        std::uint64_t joined_event;
+    };
+
+    std::uint32_t index_;
+    worker_executor& executor_;
+    std::uint32_t next_session_id_ = 1;
+    std::unordered_map<std::uint32_t, chat_session*> sessions_;
+    std::unordered_map<const room*, std::vector<local_member>> members_;
+};
+
+}  // namespace parley::rooms

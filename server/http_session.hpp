@@ -1,0 +1,55 @@
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace parley::rooms {
+class chat_hub;
+}
+
+namespace parley::server {
+
+class worker;
+
+// A connection while it speaks HTTP: Beast parses each request and writes each response.
+// Routes: the ws path upgrades to a ws_connection (after checking the handshake), /healthz
+// answers 200 "ok", anything else 404; a malformed request gets 400 and the connection closes.
+// A request head must arrive within the handshake timeout.
+// Thread: the owning worker's thread.
+class http_session : public std::enable_shared_from_this<http_session> {
+public:
+    http_session(boost::asio::ip::tcp::socket socket, worker& owner, rooms::chat_hub& hub);
+    void start();
+
+private:
+    using request_parser = boost::beast::http::request_parser<boost::beast::http::empty_body>;
+    using response = boost::beast::http::response<boost::beast::http::string_body>;
+
+    void do_read();
+    void on_read(boost::system::error_code ec);
+    void route();
+    void upgrade();
+    void respond(boost::beast::http::status status, std::string body, bool keep_alive);
+    void on_write(boost::system::error_code ec, bool close);
+    void on_upgrade_written(boost::system::error_code ec);
+    void close();
+
+    boost::asio::ip::tcp::socket socket_;
+    worker& worker_;
+    rooms::chat_hub& hub_;
+    boost::beast::flat_buffer buffer_;
+    std::optional<request_parser> parser_;
+    std::optional<response> response_;
+    boost::asio::steady_timer deadline_;
+    std::string peer_;
+};
+
+}  // namespace parley::server
