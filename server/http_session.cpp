@@ -138,7 +138,7 @@ void http_session::on_upgrade_written(boost::system::error_code ec) {
     // Frames the client sent right behind its request are already in our buffer.
     auto data = buffer_.data();
     std::string leftover(asio::buffers_begin(data), asio::buffers_end(data));
-    auto connection = std::make_shared<ws_connection>(std::move(socket_), worker_, hub_, std::move(peer_));
+    auto connection = std::make_shared<ws_connection>(std::move(socket_), worker_, hub_);
     connection->start(std::move(leftover));
 }
 

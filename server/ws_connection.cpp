@@ -26,10 +26,9 @@ constexpr std::size_t max_iov = 256;
 constexpr int reads_per_turn = 4;
 }  // namespace
 
-ws_connection::ws_connection(asio::ip::tcp::socket socket, worker& owner, rooms::chat_hub& hub, std::string peer)
+ws_connection::ws_connection(asio::ip::tcp::socket socket, worker& owner, rooms::chat_hub& hub)
     : socket_(std::move(socket)),
       worker_(owner),
-      peer_(std::move(peer)),
       parser_(hub.settings().max_message_bytes),
       chat_(hub, owner.chat(), *this),
       queue_limit_(hub.settings().write_queue_limit_bytes) {
@@ -46,7 +45,13 @@ ws_connection::~ws_connection() {
 }
 
 void ws_connection::start(std::string leftover) {
-    spdlog::debug("[c{}.{}] open peer={}", worker_.index(), chat_.handle().session, peer_);
+    if (spdlog::should_log(spdlog::level::debug)) {
+        // The peer address is looked up only for the log: an open connection does not keep it.
+        boost::system::error_code ec;
+        auto peer = socket_.remote_endpoint(ec);
+        spdlog::debug("[c{}.{}] open peer={}:{}", worker_.index(), chat_.handle().session, peer.address().to_string(),
+                      peer.port());
+    }
     if (!leftover.empty()) {
         consume(leftover.data(), leftover.size());
     }

@@ -27,7 +27,7 @@ class ws_connection final : public std::enable_shared_from_this<ws_connection>,
                             public rooms::session_output,
                             private protocol::frame_sink {
 public:
-    ws_connection(boost::asio::ip::tcp::socket socket, worker& owner, rooms::chat_hub& hub, std::string peer);
+    ws_connection(boost::asio::ip::tcp::socket socket, worker& owner, rooms::chat_hub& hub);
     ~ws_connection() override;
 
     // Starts reading; `leftover` are bytes that arrived after the upgrade request.
@@ -63,7 +63,6 @@ private:
 
     boost::asio::ip::tcp::socket socket_;
     worker& worker_;
-    std::string peer_;
     protocol::frame_parser parser_;
     frame_queue queue_;
     rooms::chat_session chat_;
