@@ -3,6 +3,7 @@
 #include "server/options.hpp"
 #include "server/server.hpp"
 
+#include <boost/system/system_error.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -37,6 +38,11 @@ int main(int argc, char** argv) {
     std::unique_ptr<parley::server::server> daemon;
     try {
         daemon = std::make_unique<parley::server::server>(settings);
+    } catch (const boost::system::system_error& e) {
+        // The code's message alone ("Address already in use"): what() also names library internals.
+        std::fprintf(stderr, "parleyd: cannot listen on %s:%u: %s\n", settings.bind.c_str(),
+                     static_cast<unsigned>(settings.port), e.code().message().c_str());
+        return 1;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "parleyd: cannot listen on %s:%u: %s\n", settings.bind.c_str(),
                      static_cast<unsigned>(settings.port), e.what());

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <stdexcept>
 
 namespace parley::server {
 
@@ -30,7 +31,12 @@ server::server(const config::settings& settings)
     hub_ = std::make_unique<rooms::chat_hub>(
         settings_, rooms::make_memory_history_store(settings_.history_per_room, rooms::unix_millis()), contexts);
 
-    tcp::endpoint endpoint(asio::ip::make_address(settings_.bind), settings_.port);
+    boost::system::error_code ec;
+    auto address = asio::ip::make_address(settings_.bind, ec);
+    if (ec) {
+        throw std::runtime_error("'" + settings_.bind + "' is not an IPv4 or IPv6 address");
+    }
+    tcp::endpoint endpoint(address, settings_.port);
     acceptor_.open(endpoint.protocol());
     acceptor_.set_option(asio::socket_base::reuse_address(true));
     acceptor_.bind(endpoint);
