@@ -18,7 +18,10 @@ constexpr std::size_t receive_buffer_size = 256 * 1024;
 
 worker::worker(std::uint32_t index)
     : index_(index),
-      io_(std::make_unique<asio::io_context>(1)),
+      // Not the single-thread hint: with it, Asio queues a post made from this worker's own
+      // thread privately until the running handler ends, so it could be overtaken by a post from
+      // another worker made later, breaking a room's seq order across workers.
+      io_(std::make_unique<asio::io_context>()),
       work_(asio::make_work_guard(*io_)),
       chat_(index, *this),
       receive_buffer_(receive_buffer_size) {}
@@ -87,7 +90,8 @@ void worker::detach(ws_connection* connection) {
     connections_[slot] = connections_.back();
     connections_[slot]->worker_slot = slot;
     connections_.pop_back();
-    if (stopping_ && connections_.empty()) {
+    // io_ is null while destroy_io() tears the io_context down (and with it the last connections).
+    if (stopping_ && connections_.empty() && io_) {
         work_.reset();
         io_->stop();
     }

@@ -102,15 +102,18 @@ void ws_connection::on_readable() {
 }
 
 void ws_connection::consume(char* data, std::size_t size) {
-    if (phase_ != phase::open) {
-        return;  // closing: whatever the client still sends is discarded
+    if (phase_ == phase::closed) {
+        return;
     }
     protocol::parse_result result = parser_.feed(data, size, *this);
-    if (!result.ok) {
-        spdlog::debug("[c{}.{}] protocol error code={} reason={}", worker_.index(), chat_.handle().session,
-                      static_cast<int>(result.code), result.reason);
-        start_close(result.code, result.reason);
+    if (result.ok || phase_ != phase::open) {
+        // While closing, frames are parsed only to see the client's close frame; a client that
+        // sends garbage after our close frame gets nothing more.
+        return;
     }
+    spdlog::debug("[c{}.{}] protocol error code={} reason={}", worker_.index(), chat_.handle().session,
+                  static_cast<int>(result.code), result.reason);
+    start_close(result.code, result.reason);
 }
 
 void ws_connection::on_text(std::string_view message) {
@@ -129,6 +132,12 @@ void ws_connection::on_pong(std::string_view) {}
 
 void ws_connection::on_close(std::uint16_t code, std::string_view) {
     if (phase_ != phase::open) {
+        // The answer to our own close frame: the handshake is complete once ours is out too,
+        // and then the server closes TCP first (RFC 6455 7.1.1).
+        peer_closed_ = true;
+        if (phase_ == phase::draining) {
+            terminate("closed");
+        }
         return;
     }
     // Echo the client's status (RFC 6455 5.5.1); an empty close is answered with an empty close.

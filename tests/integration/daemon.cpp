@@ -1,0 +1,235 @@
+#include "daemon.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <regex>
+#include <stdexcept>
+
+#ifndef PARLEYD_PATH
+#error "PARLEYD_PATH must name the daemon executable"
+#endif
+
+namespace parley::integration {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+constexpr auto start_timeout = std::chrono::seconds(10);
+
+}  // namespace
+
+std::string exit_status::describe() const {
+    std::string text;
+    if (exited) {
+        text = "exited with status " + std::to_string(code);
+    } else if (signal != 0) {
+        text = std::string("ended by signal ") + strsignal(signal);
+    } else {
+        text = "still running";
+    }
+    if (killed) {
+        text += " (needed SIGKILL: SIGTERM was not enough)";
+    }
+    return text;
+}
+
+daemon_process::daemon_process(std::vector<std::string> extra_args) {
+    std::vector<std::string> args = {PARLEYD_PATH, "--bind", "127.0.0.1", "--port", "0", "--threads", "2"};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    // Everything the child needs is prepared before fork: between fork and exec only
+    // async-signal-safe calls are allowed (this process has threads).
+    std::vector<char*> argv;
+    for (std::string& arg : args) {
+        argv.push_back(arg.data());
+    }
+    argv.push_back(nullptr);
+
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+        throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+    }
+    const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    const pid_t parent = ::getpid();
+
+    pid_ = ::fork();
+    if (pid_ < 0) {
+        const int error = errno;
+        ::close(pipe_fds[0]);
+        ::close(pipe_fds[1]);
+        ::close(null_fd);
+        throw std::runtime_error(std::string("fork: ") + std::strerror(error));
+    }
+    if (pid_ == 0) {
+        // A daemon must not outlive a crashed test run.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) {
+            ::_exit(127);
+        }
+        if (null_fd >= 0) {
+            ::dup2(null_fd, 0);
+        }
+        ::dup2(pipe_fds[1], 1);
+        ::dup2(pipe_fds[1], 2);
+        ::execv(argv[0], argv.data());
+        static constexpr char message[] = "exec of the daemon failed\n";
+        [[maybe_unused]] const auto ignored = ::write(2, message, sizeof message - 1);
+        ::_exit(127);
+    }
+    ::close(pipe_fds[1]);
+    if (null_fd >= 0) {
+        ::close(null_fd);
+    }
+    output_fd_ = pipe_fds[0];
+    reader_ = std::thread([this] { read_output(); });
+
+    bool ready = false;
+    {
+        std::unique_lock lock(mutex_);
+        ready = changed_.wait_until(lock, clock::now() + start_timeout,
+                                    [this] { return port_ != 0 || output_closed_; }) &&
+                port_ != 0;
+    }
+    if (!ready) {
+        const exit_status status = stop(std::chrono::milliseconds(2000));
+        throw std::runtime_error("the daemon did not report \"listening on ADDR:PORT\" within 10 s (" +
+                                 status.describe() + "); its output:\n" + tail());
+    }
+}
+
+daemon_process::~daemon_process() {
+    if (pid_ > 0 && !reaped_) {
+        stop(std::chrono::milliseconds(2000));
+    }
+    if (reader_.joinable()) {
+        {
+            std::lock_guard lock(mutex_);
+            stop_reading_ = true;
+        }
+        reader_.join();
+    }
+    if (output_fd_ >= 0) {
+        ::close(output_fd_);
+    }
+}
+
+bool daemon_process::try_reap() {
+    if (reaped_) {
+        return true;
+    }
+    int status = 0;
+    const pid_t result = ::waitpid(pid_, &status, WNOHANG);
+    if (result != pid_) {
+        return false;
+    }
+    reaped_ = true;
+    if (WIFEXITED(status)) {
+        status_.exited = true;
+        status_.code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        status_.signal = WTERMSIG(status);
+    }
+    return true;
+}
+
+bool daemon_process::running() {
+    return !try_reap();
+}
+
+exit_status daemon_process::stop(std::chrono::milliseconds timeout) {
+    if (!reaped_) {
+        ::kill(pid_, SIGTERM);
+        const auto deadline = clock::now() + timeout;
+        // Polling is the portable way to wait for a child with a deadline.
+        while (!try_reap() && clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        if (!reaped_) {
+            ::kill(pid_, SIGKILL);
+            int status = 0;
+            ::waitpid(pid_, &status, 0);
+            reaped_ = true;
+            status_.killed = true;
+            status_.signal = SIGKILL;
+        }
+    }
+    // Let the reader collect the last lines (the shutdown log) before it is told to stop.
+    std::unique_lock lock(mutex_);
+    changed_.wait_for(lock, std::chrono::seconds(2), [this] { return output_closed_; });
+    return status_;
+}
+
+void daemon_process::read_output() {
+    std::string partial;
+    char buffer[4096];
+    for (;;) {
+        {
+            std::lock_guard lock(mutex_);
+            if (stop_reading_) {
+                break;
+            }
+        }
+        pollfd p{output_fd_, POLLIN, 0};
+        const int ready = ::poll(&p, 1, 100);
+        if (ready < 0 && errno != EINTR) {
+            break;
+        }
+        if (ready <= 0) {
+            continue;
+        }
+        const ssize_t n = ::read(output_fd_, buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        partial.append(buffer, static_cast<std::size_t>(n));
+        std::size_t end = 0;
+        while ((end = partial.find('\n')) != std::string::npos) {
+            add_line(partial.substr(0, end));
+            partial.erase(0, end + 1);
+        }
+    }
+    if (!partial.empty()) {
+        add_line(partial);
+    }
+    std::lock_guard lock(mutex_);
+    output_closed_ = true;
+    changed_.notify_all();
+}
+
+void daemon_process::add_line(std::string line) {
+    static const std::regex listening(R"(listening on ([0-9.]+):([0-9]+))");
+    std::smatch match;
+    std::lock_guard lock(mutex_);
+    if (port_ == 0 && std::regex_search(line, match, listening)) {
+        port_ = static_cast<std::uint16_t>(std::stoul(match[2].str()));
+    }
+    lines_.push_back(std::move(line));
+    changed_.notify_all();
+}
+
+std::vector<std::string> daemon_process::output() const {
+    std::lock_guard lock(mutex_);
+    return lines_;
+}
+
+std::string daemon_process::tail(std::size_t count) const {
+    std::lock_guard lock(mutex_);
+    std::string text;
+    const std::size_t first = lines_.size() > count ? lines_.size() - count : 0;
+    for (std::size_t i = first; i < lines_.size(); ++i) {
+        text += "  | " + lines_[i] + "\n";
+    }
+    return text;
+}
+
+}  // namespace parley::integration

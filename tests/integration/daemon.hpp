@@ -1,0 +1,76 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace parley::integration {
+
+// How a stopped daemon ended.
+struct exit_status {
+    bool exited = false;     // exited normally; code is valid
+    int code = -1;
+    int signal = 0;          // the signal that ended it, if one did
+    bool killed = false;     // it ignored SIGTERM until the deadline and got SIGKILL
+    std::string describe() const;
+};
+
+// The real daemon as a child process, for one test.
+//
+// The constructor starts it with "--bind 127.0.0.1 --port 0 --threads 2" plus extra_args, its
+// stdout and stderr on one pipe, and waits up to 10 s for the line "listening on ADDR:PORT".
+// A background thread keeps reading the pipe (so the daemon never blocks on logging) and keeps
+// every line for diagnostics. Throws std::runtime_error, with the output so far, when the daemon
+// exits or stays silent instead.
+//
+// The child gets SIGKILL if the test process dies first. Not thread-safe except output().
+class daemon_process {
+public:
+    explicit daemon_process(std::vector<std::string> extra_args = {});
+    // Stops the daemon if stop() was not called.
+    ~daemon_process();
+    daemon_process(const daemon_process&) = delete;
+    daemon_process& operator=(const daemon_process&) = delete;
+
+    std::uint16_t port() const { return port_; }
+    pid_t pid() const { return pid_; }
+
+    // Sends SIGTERM and waits up to timeout for the exit; after that SIGKILL. Idempotent: later
+    // calls return the first result.
+    exit_status stop(std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
+
+    // True while the process has not exited (reaps it if it has).
+    bool running();
+
+    // Every line the daemon has written so far.
+    std::vector<std::string> output() const;
+    // The last count lines, joined, for failure messages.
+    std::string tail(std::size_t count = 40) const;
+
+private:
+    void read_output();  // background thread body
+    void add_line(std::string line);
+    // Non-blocking reap; true once the process is gone.
+    bool try_reap();
+
+    pid_t pid_ = -1;
+    int output_fd_ = -1;
+    std::uint16_t port_ = 0;
+    bool reaped_ = false;
+    exit_status status_;
+
+    mutable std::mutex mutex_;
+    std::condition_variable changed_;
+    std::vector<std::string> lines_;
+    bool output_closed_ = false;
+    bool stop_reading_ = false;
+    std::thread reader_;
+};
+
+}  // namespace parley::integration
