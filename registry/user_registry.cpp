@@ -37,8 +37,8 @@ std::uint32_t load32(const char* p) noexcept {
 }
 
 // Names are at most 32 bytes, so the hash reads whole words (the last one overlapping the one
-// before) instead of looping over bytes, and ends with a full-avalanche finalizer because the
-// shard takes the top bits and the table slot the low ones.
+// before) instead of looping over bytes, and ends with a full-avalanche finalizer because
+// different bit ranges of the one hash pick the shard and the slot inside it.
 std::uint64_t hash_name(std::string_view name) noexcept {
     constexpr std::uint64_t k1 = 0x9e3779b97f4a7c15ULL;
     constexpr std::uint64_t k2 = 0xc2b2ae3d27d4eb4fULL;
@@ -64,8 +64,8 @@ std::uint64_t hash_name(std::string_view name) noexcept {
     return h;
 }
 
-// The low byte of the hash is replaced by the length: one compare rejects almost every other name,
-// and a key is never 0 because names are never empty, so 0 marks a free slot.
+// The low byte of the hash is replaced by the length, so one 64-bit compare rejects almost every
+// other name before the bytes are compared.
 std::uint64_t entry_key(std::uint64_t hash, std::size_t size) noexcept {
     return (hash & ~std::uint64_t{0xff}) | size;
 }
@@ -80,6 +80,9 @@ bool valid_name(std::string_view name) noexcept {
 // and swaps one pointer, so a write copies a few entries instead of the whole shard. Growing or
 // shrinking builds a new table with new buckets and swaps the shard's table pointer. Readers never
 // see anything half-written: whatever pointer they load was complete before it was published.
+// (A flat per-shard snapshot copied whole on every write looked up as fast but managed only about
+// a million logins and logouts a second with 64 shards; copying one bucket matches a mutex-guarded
+// map's churn rate.)
 
 struct entry {
     std::uint64_t key;  // entry_key(hash, size)

@@ -17,6 +17,9 @@ namespace parley::registry {
 // - lookup() never takes a global lock and never waits for another lookup.
 // - try_register() is one atomic check-and-insert: of concurrent callers for one name exactly
 //   one wins. Writes to one shard are serialized; writes to different shards do not contend.
+// - Storage a write replaces is freed by a later write to the same shard (or the destructor) once
+//   no lookup can still be reading it; lookups never wait for that.
+// - The destructor must not run while another thread is still calling into the registry.
 class user_registry {
 public:
     explicit user_registry(std::size_t shard_count = 64);
