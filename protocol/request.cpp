@@ -35,6 +35,18 @@ bool valid_name(std::string_view name, std::size_t max) {
     return true;
 }
 
+// At most max bytes of text, cut at a character boundary: the result is sent back inside JSON
+// text, and half a UTF-8 sequence there would make the whole frame invalid.
+std::string prefix_of(std::string_view text, std::size_t max) {
+    if (text.size() <= max) {
+        return std::string(text);
+    }
+    while (max > 0 && (static_cast<unsigned char>(text[max]) & 0xC0) == 0x80) {
+        --max;
+    }
+    return std::string(text.substr(0, max));
+}
+
 parse_result_request failure(error_code code, std::string message, std::string id = {}) {
     parse_result_request r;
     r.error = code;
@@ -140,7 +152,7 @@ parse_result_request parse_request(std::string_view text) {
         }
     }
     if (!known) {
-        return failure(error_code::unknown_type, "unknown message type '" + type_name.substr(0, 32) + "'",
+        return failure(error_code::unknown_type, "unknown message type '" + prefix_of(type_name, 32) + "'",
                        req.id);
     }
 

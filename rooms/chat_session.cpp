@@ -37,7 +37,9 @@ void chat_session::on_text(std::string_view message) {
     }
     auto parsed = protocol::parse_request(message);
     if (!take_token()) {
-        fail(error_code::rate_limited, protocol::default_message(error_code::rate_limited), parsed.id);
+        // A parsed request keeps its id in the request; the result's id is only set on failure.
+        const std::string& id = parsed.value ? parsed.value->id : parsed.id;
+        fail(error_code::rate_limited, protocol::default_message(error_code::rate_limited), id);
         // Persistent abuse: a client that keeps sending into an empty bucket is cut off.
         if (++rejected_in_a_row_ > hub_.settings().rate_limit_strikes) {
             output_.close(protocol::close_code::policy_violation, "rate limit exceeded");

@@ -1,5 +1,6 @@
 #include "rooms/history_store.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <mutex>
 #include <string>
@@ -35,14 +36,18 @@ public:
         if (end <= first) {
             return {};
         }
-        std::int64_t begin = std::max(first, end - static_cast<std::int64_t>(limit));
+        std::int64_t begin = std::max(first, end - clamp(limit));
         return slice(begin - first, end - first);
     }
 
     std::vector<shared_frame> after(std::int64_t after_seq, std::size_t limit) const override {
+        // Checked first: a client may send any non-negative `after`, and after_seq + 1 must not overflow.
+        if (after_seq >= last_seq_) {
+            return {};
+        }
         std::int64_t first = first_retained_seq();
         std::int64_t begin = std::max(first, after_seq + 1);
-        std::int64_t end = std::min(last_seq_ + 1, begin + static_cast<std::int64_t>(limit));
+        std::int64_t end = std::min(last_seq_ + 1, begin + clamp(limit));
         if (end <= begin) {
             return {};
         }
@@ -50,6 +55,10 @@ public:
     }
 
 private:
+    // A limit as a count of retained messages: a huge size_t would turn negative as int64.
+    std::int64_t clamp(std::size_t limit) const {
+        return static_cast<std::int64_t>(std::min(limit, messages_.size()));
+    }
     std::vector<shared_frame> slice(std::int64_t from, std::int64_t to) const {
         return {messages_.begin() + from, messages_.begin() + to};
     }

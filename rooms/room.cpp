@@ -66,7 +66,8 @@ void room::fill_reply_locked(const join_request& request, join_result& result) c
         // Complete when nothing after `after` was dropped by retention and all of it fits.
         std::int64_t available = log_.last_seq() - *request.after;
         result.history = log_.after(*request.after, request.recover_limit);
-        result.recovered = *request.after + 1 >= log_.first_retained_seq() &&
+        // Compared without `after + 1`: a client may send any non-negative after, even INT64_MAX.
+        result.recovered = *request.after >= log_.first_retained_seq() - 1 &&
                            available <= static_cast<std::int64_t>(request.recover_limit);
         return;
     }

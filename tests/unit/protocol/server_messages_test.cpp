@@ -1,0 +1,198 @@
+// Server message encoders: complete text frames whose payload is the JSON of protocol v1.
+
+#include "protocol/frame_encoder.hpp"
+#include "protocol/server_messages.hpp"
+#include "protocol/utf8.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace parley::protocol {
+namespace {
+
+using json = nlohmann::json;
+
+// Checks the frame header (FIN, text, unmasked, exact length) and returns the payload's JSON.
+json decode(const shared_frame& frame) {
+    std::string_view bytes = frame.view();
+    EXPECT_GE(bytes.size(), 2u);
+    if (bytes.size() < 2) {
+        return json();
+    }
+    EXPECT_EQ(static_cast<unsigned char>(bytes[0]), 0x81) << "FIN + text";
+    EXPECT_EQ(static_cast<unsigned char>(bytes[1]) & 0x80, 0) << "server frames are not masked";
+    std::string_view payload = frame_payload(bytes);
+    EXPECT_EQ(frame_header_size(payload.size()) + payload.size(), bytes.size());
+    EXPECT_TRUE(is_valid_utf8(payload));
+    return json::parse(payload);
+}
+
+std::string_view raw_payload(const shared_frame& frame) { return frame_payload(frame.view()); }
+
+TEST(server_messages, welcome) {
+    EXPECT_EQ(decode(encode_welcome("alice", "")), (json{{"type", "welcome"}, {"user", "alice"}}));
+    EXPECT_EQ(decode(encode_welcome("alice", "\"l1\"")), (json{{"type", "welcome"}, {"user", "alice"}, {"re", "l1"}}));
+    EXPECT_EQ(decode(encode_welcome("alice", "17")), (json{{"type", "welcome"}, {"user", "alice"}, {"re", 17}}));
+}
+
+TEST(server_messages, message_dm_presence_typing_system) {
+    EXPECT_EQ(decode(encode_message("lobby", "bob", "hi", 7, 1700000000123)),
+              (json{{"type", "message"}, {"room", "lobby"}, {"from", "bob"}, {"text", "hi"}, {"seq", 7},
+                    {"ts", 1700000000123}}));
+    EXPECT_EQ(decode(encode_dm("bob", "carol", "psst", 5)),
+              (json{{"type", "dm"}, {"from", "bob"}, {"to", "carol"}, {"text", "psst"}, {"ts", 5}}));
+    EXPECT_EQ(decode(encode_presence("lobby", "bob", true)),
+              (json{{"type", "presence"}, {"room", "lobby"}, {"user", "bob"}, {"event", "join"}}));
+    EXPECT_EQ(decode(encode_presence("lobby", "bob", false)),
+              (json{{"type", "presence"}, {"room", "lobby"}, {"user", "bob"}, {"event", "leave"}}));
+    EXPECT_EQ(decode(encode_typing("lobby", "bob")), (json{{"type", "typing"}, {"room", "lobby"}, {"user", "bob"}}));
+    EXPECT_EQ(decode(encode_system("bob disconnected")), (json{{"type", "system"}, {"text", "bob disconnected"}}));
+}
+
+TEST(server_messages, joined_embeds_history_and_recovered_when_given) {
+    std::vector<shared_frame> history{encode_message("r", "a", "one", 1, 10), encode_message("r", "b", "two", 2, 20)};
+    json j = decode(encode_joined("r", 99, {"a", "b"}, history, std::nullopt, "\"j\""));
+    EXPECT_EQ(j["type"], "joined");
+    EXPECT_EQ(j["room"], "r");
+    EXPECT_EQ(j["epoch"], 99);
+    EXPECT_EQ(j["members"], (json{"a", "b"}));
+    ASSERT_EQ(j["history"].size(), 2u);
+    EXPECT_EQ(j["history"][0], decode(history[0]));
+    EXPECT_EQ(j["history"][1], decode(history[1]));
+    EXPECT_FALSE(j.contains("recovered"));
+    EXPECT_EQ(j["re"], "j");
+
+    json recovered = decode(encode_joined("r", 1, {"a"}, {}, true, ""));
+    EXPECT_EQ(recovered["recovered"], true);
+    EXPECT_EQ(recovered["history"], json::array());
+    EXPECT_FALSE(recovered.contains("re"));
+    EXPECT_EQ(decode(encode_joined("r", 1, {}, {}, false, ""))["recovered"], false);
+    EXPECT_EQ(decode(encode_joined("r", 1, {}, {}, false, ""))["members"], json::array());
+}
+
+TEST(server_messages, left) {
+    EXPECT_EQ(decode(encode_left("r", "")), (json{{"type", "left"}, {"room", "r"}}));
+    EXPECT_EQ(decode(encode_left("r", "3")), (json{{"type", "left"}, {"room", "r"}, {"re", 3}}));
+}
+
+TEST(server_messages, users_and_rooms) {
+    EXPECT_EQ(decode(encode_users({}, "")), (json{{"type", "users"}, {"users", json::array()}}));
+    EXPECT_EQ(decode(encode_users({"a", "b"}, "\"u\"")),
+              (json{{"type", "users"}, {"users", {"a", "b"}}, {"re", "u"}}));
+    EXPECT_EQ(decode(encode_rooms({}, "")), (json{{"type", "rooms"}, {"rooms", json::array()}}));
+    EXPECT_EQ(decode(encode_rooms({{"a", 1}, {"b", 250000}}, "1")),
+              (json{{"type", "rooms"},
+                    {"rooms", {{{"name", "a"}, {"members", 1}}, {{"name", "b"}, {"members", 250000}}}},
+                    {"re", 1}}));
+}
+
+TEST(server_messages, history) {
+    std::vector<shared_frame> messages{encode_message("r", "a", "x", 3, 30)};
+    json j = decode(encode_history("r", messages, "\"h\""));
+    EXPECT_EQ(j, (json{{"type", "history"}, {"room", "r"}, {"messages", {decode(messages[0])}}, {"re", "h"}}));
+    EXPECT_EQ(decode(encode_history("r", {}, "")),
+              (json{{"type", "history"}, {"room", "r"}, {"messages", json::array()}}));
+}
+
+TEST(server_messages, ack_for_say_and_for_dm) {
+    EXPECT_EQ(decode(encode_ack("\"s1\"", "r", 12)), (json{{"type", "ack"}, {"re", "s1"}, {"room", "r"}, {"seq", 12}}));
+    EXPECT_EQ(decode(encode_ack("4", "", 0)), (json{{"type", "ack"}, {"re", 4}}));
+}
+
+TEST(server_messages, every_error_code) {
+    for (std::size_t i = 0; i < error_code_count; ++i) {
+        auto code = static_cast<error_code>(i);
+        json j = decode(encode_error(code, default_message(code), ""));
+        EXPECT_EQ(j["type"], "error");
+        EXPECT_EQ(j["code"], std::string(wire_name(code)));
+        EXPECT_EQ(j["message"], std::string(default_message(code)));
+        EXPECT_FALSE(j.contains("re"));
+        EXPECT_FALSE(default_message(code).empty());
+    }
+    EXPECT_EQ(wire_name(error_code::bad_json), "bad_json");
+    EXPECT_EQ(wire_name(error_code::too_large), "too_large");
+    EXPECT_EQ(decode(encode_error(error_code::not_in_room, "no", "\"e\""))["re"], "e");
+}
+
+TEST(server_messages, re_is_embedded_verbatim_only_when_given) {
+    for (const char* re : {"\"x\"", "0", "-999999999999999999", R"("q\"b\\")", "\"\""}) {
+        json j = decode(encode_left("r", re));
+        EXPECT_EQ(j["re"], json::parse(re)) << re;
+    }
+    EXPECT_FALSE(decode(encode_users({"a"}, "")).contains("re"));
+}
+
+TEST(json_escaping, quotes_and_backslashes) {
+    std::string text = R"(say "hi" \ and \" and \\)";
+    shared_frame f = encode_system(text);
+    EXPECT_EQ(decode(f)["text"], text);
+    EXPECT_EQ(raw_payload(f), R"({"type":"system","text":"say \"hi\" \\ and \\\" and \\\\"})");
+}
+
+TEST(json_escaping, every_control_character_round_trips) {
+    std::string text;
+    for (int c = 0; c < 0x20; ++c) {
+        text.push_back(static_cast<char>(c));
+    }
+    text += "\x7f end";
+    shared_frame f = encode_message("r", "a", text, 1, 1);
+    EXPECT_EQ(decode(f)["text"], text);
+    std::string_view raw = raw_payload(f);
+    for (unsigned char c : raw) {
+        EXPECT_GE(c, 0x20) << "a raw control character in the JSON";
+    }
+    EXPECT_NE(raw.find(R"(\n)"), std::string_view::npos);
+    EXPECT_NE(raw.find(R"(\t)"), std::string_view::npos);
+    EXPECT_NE(raw.find(R"(\u0000)"), std::string_view::npos);
+    EXPECT_NE(raw.find(R"(\u001f)"), std::string_view::npos);
+}
+
+TEST(json_escaping, utf8_passes_through_unescaped) {
+    std::string text = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xe4\xb8\xad";
+    shared_frame f = encode_dm("a", "b", text, 1);
+    EXPECT_EQ(decode(f)["text"], text);
+    EXPECT_NE(raw_payload(f).find(text), std::string_view::npos) << "bytes copied as they are";
+    EXPECT_EQ(raw_payload(f).find("\\u"), std::string_view::npos);
+}
+
+TEST(json_escaping, names_are_escaped_too) {
+    json j = decode(encode_presence("r\"1", "u\\2", true));
+    EXPECT_EQ(j["room"], "r\"1");
+    EXPECT_EQ(j["user"], "u\\2");
+    json users = decode(encode_users({"a\"b"}, ""));
+    EXPECT_EQ(users["users"][0], "a\"b");
+    json rooms = decode(encode_rooms({{"x\ny", 2}}, ""));
+    EXPECT_EQ(rooms["rooms"][0]["name"], "x\ny");
+}
+
+TEST(server_messages, sizes_past_the_short_length_forms) {
+    for (std::size_t size : {100u, 200u, 70'000u, 300'000u}) {
+        std::string text(size, 'x');
+        shared_frame f = encode_message("r", "a", text, 1, 1);
+        EXPECT_EQ(decode(f)["text"], text) << size;
+    }
+    // After a huge message the scratch buffer is released; small ones still come out right.
+    EXPECT_EQ(decode(encode_system("small")), (json{{"type", "system"}, {"text", "small"}}));
+}
+
+TEST(server_messages, each_frame_owns_its_bytes) {
+    shared_frame first = encode_system("first");
+    shared_frame second = encode_system("second, longer than the first");
+    EXPECT_NE(first.identity(), second.identity());
+    EXPECT_EQ(decode(first)["text"], "first") << "the encoder's scratch buffer is not shared";
+    EXPECT_EQ(first.use_count(), 1);
+}
+
+TEST(server_messages, negative_and_extreme_integers) {
+    json j = decode(encode_message("r", "a", "x", INT64_MAX, -1));
+    EXPECT_EQ(j["seq"], INT64_MAX);
+    EXPECT_EQ(j["ts"], -1);
+    EXPECT_EQ(decode(encode_joined("r", INT64_MIN, {}, {}, std::nullopt, ""))["epoch"], INT64_MIN);
+}
+
+}  // namespace
+}  // namespace parley::protocol

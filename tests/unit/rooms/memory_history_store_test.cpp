@@ -1,0 +1,119 @@
+// The memory history store: seq arithmetic of before/after/limit and retention.
+
+#include "rooms/history_store.hpp"
+#include "tests/unit/rooms/fakes.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace parley::rooms::tests {
+namespace {
+
+// Stores messages whose bytes are their seq, so results are easy to read back.
+void append_up_to(room_log& log, std::int64_t last) {
+    for (std::int64_t seq = log.last_seq() + 1; seq <= last; ++seq) {
+        log.append(seq, protocol::shared_frame::copy_of(std::to_string(seq)));
+    }
+}
+
+std::vector<std::int64_t> seqs(const std::vector<protocol::shared_frame>& frames) {
+    std::vector<std::int64_t> out;
+    for (const auto& f : frames) {
+        out.push_back(std::stoll(std::string(f.view())));
+    }
+    return out;
+}
+
+using list = std::vector<std::int64_t>;
+constexpr std::int64_t max_seq = std::numeric_limits<std::int64_t>::max();
+
+TEST(memory_history_store, an_empty_log) {
+    auto store = make_memory_history_store(10, 42);
+    room_log* log = store->open("r");
+    EXPECT_EQ(log->epoch(), 42);
+    EXPECT_EQ(log->last_seq(), 0);
+    EXPECT_EQ(log->first_retained_seq(), 1);
+    EXPECT_TRUE(log->before(1, 10).empty());
+    EXPECT_TRUE(log->after(0, 10).empty());
+}
+
+TEST(memory_history_store, logs_are_per_room_and_outlive_their_users) {
+    auto store = make_memory_history_store(10, 1);
+    room_log* a = store->open("a");
+    append_up_to(*a, 3);
+    EXPECT_EQ(store->open("a"), a) << "the same log on every open";
+    EXPECT_EQ(store->open("a")->last_seq(), 3);
+    EXPECT_NE(store->open("b"), a);
+    EXPECT_EQ(store->open("b")->last_seq(), 0);
+}
+
+TEST(memory_history_store, before_gives_the_newest_older_messages_oldest_first) {
+    auto store = make_memory_history_store(100, 1);
+    room_log* log = store->open("r");
+    append_up_to(*log, 10);
+    EXPECT_EQ(seqs(log->before(11, 3)), (list{8, 9, 10}));
+    EXPECT_EQ(seqs(log->before(5, 3)), (list{2, 3, 4}));
+    EXPECT_EQ(seqs(log->before(5, 100)), (list{1, 2, 3, 4}));
+    EXPECT_EQ(seqs(log->before(2, 5)), (list{1}));
+    EXPECT_TRUE(log->before(1, 5).empty());
+    EXPECT_TRUE(log->before(0, 5).empty());
+    EXPECT_TRUE(log->before(6, 0).empty());
+    EXPECT_EQ(seqs(log->before(max_seq, 2)), (list{9, 10})) << "before beyond the end means the newest";
+}
+
+TEST(memory_history_store, after_gives_the_oldest_newer_messages) {
+    auto store = make_memory_history_store(100, 1);
+    room_log* log = store->open("r");
+    append_up_to(*log, 10);
+    EXPECT_EQ(seqs(log->after(0, 3)), (list{1, 2, 3}));
+    EXPECT_EQ(seqs(log->after(7, 3)), (list{8, 9, 10}));
+    EXPECT_EQ(seqs(log->after(7, 100)), (list{8, 9, 10}));
+    EXPECT_EQ(seqs(log->after(9, 3)), (list{10}));
+    EXPECT_TRUE(log->after(10, 3).empty());
+    EXPECT_TRUE(log->after(11, 3).empty());
+    EXPECT_TRUE(log->after(4, 0).empty());
+}
+
+TEST(memory_history_store, extreme_arguments_stay_in_range) {
+    auto store = make_memory_history_store(100, 1);
+    room_log* log = store->open("r");
+    append_up_to(*log, 5);
+    const auto all = std::numeric_limits<std::size_t>::max();
+    EXPECT_TRUE(log->after(max_seq, 3).empty());
+    EXPECT_TRUE(log->after(max_seq - 1, all).empty());
+    EXPECT_EQ(seqs(log->after(0, all)), (list{1, 2, 3, 4, 5}));
+    EXPECT_EQ(seqs(log->before(max_seq, all)), (list{1, 2, 3, 4, 5}));
+    EXPECT_EQ(seqs(log->before(4, all)), (list{1, 2, 3}));
+}
+
+TEST(memory_history_store, retention_keeps_the_newest_per_room) {
+    auto store = make_memory_history_store(4, 1);
+    room_log* log = store->open("r");
+    append_up_to(*log, 3);
+    EXPECT_EQ(log->first_retained_seq(), 1);
+    append_up_to(*log, 10);
+    EXPECT_EQ(log->last_seq(), 10);
+    EXPECT_EQ(log->first_retained_seq(), 7);
+    EXPECT_EQ(seqs(log->after(0, 100)), (list{7, 8, 9, 10})) << "dropped messages are not returned";
+    EXPECT_EQ(seqs(log->after(5, 2)), (list{7, 8}));
+    EXPECT_EQ(seqs(log->before(9, 100)), (list{7, 8}));
+    EXPECT_TRUE(log->before(7, 100).empty());
+    EXPECT_EQ(seqs(log->before(11, 100)), (list{7, 8, 9, 10}));
+}
+
+TEST(memory_history_store, retained_frames_are_the_appended_buffers) {
+    auto store = make_memory_history_store(4, 1);
+    room_log* log = store->open("r");
+    auto frame = protocol::shared_frame::copy_of("1");
+    log->append(1, frame);
+    auto got = log->after(0, 1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].identity(), frame.identity()) << "history holds references, not copies";
+}
+
+}  // namespace
+}  // namespace parley::rooms::tests
