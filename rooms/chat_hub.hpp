@@ -3,6 +3,7 @@
 #include "config/settings.hpp"
 #include "registry/user_registry.hpp"
 #include "rooms/history_store.hpp"
+#include "rooms/message_bus.hpp"
 #include "rooms/room_directory.hpp"
 
 #include <memory>
@@ -17,8 +18,9 @@ class worker_context;
 // Thread: the accessors may be used from any thread; the objects they return say how they sync.
 class chat_hub {
 public:
+    // bus: where room events go beyond this node; the local bus (nowhere) when null.
     chat_hub(const config::settings& settings, std::unique_ptr<history_store> store,
-             std::vector<worker_context*> workers);
+             std::vector<worker_context*> workers, std::unique_ptr<message_bus> bus = nullptr);
 
     const config::settings& settings() const { return settings_; }
     registry::user_registry& users() { return users_; }
@@ -30,6 +32,7 @@ private:
     const config::settings& settings_;
     std::unique_ptr<history_store> store_;
     std::vector<worker_context*> workers_;
+    std::unique_ptr<message_bus> bus_;
     registry::user_registry users_;
     room_directory rooms_;
 };

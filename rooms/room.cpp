@@ -8,10 +8,11 @@ namespace parley::rooms {
 
 using protocol::shared_frame;
 
-room::room(std::string name, room_log& log, std::vector<worker_context*> workers, room_directory* directory,
-           bool permanent)
+room::room(std::string name, room_log& log, message_bus& bus, std::vector<worker_context*> workers,
+           room_directory* directory, bool permanent)
     : name_(std::move(name)),
       log_(log),
+      bus_(bus),
       workers_(std::move(workers)),
       directory_(directory),
       permanent_(permanent),
@@ -107,7 +108,7 @@ std::int64_t room::say(std::string_view from, std::string_view text, std::int64_
     std::int64_t seq = log_.last_seq() + 1;
     shared_frame frame = protocol::encode_message(name_, from, text, seq, ts);
     log_.append(seq, frame);
-    broadcast_locked(frame, registry::session_handle{});
+    broadcast_locked(frame, registry::session_handle{}, seq);
     return seq;
 }
 
@@ -125,8 +126,9 @@ std::vector<shared_frame> room::history(std::optional<std::int64_t> before, std:
     return log_.before(before ? *before : log_.last_seq() + 1, limit);
 }
 
-void room::broadcast_locked(const shared_frame& frame, registry::session_handle except) {
+void room::broadcast_locked(const shared_frame& frame, registry::session_handle except, std::int64_t seq) {
     std::uint64_t event = ++event_;
+    bus_.publish(name_, seq, frame);
     auto self = shared_from_this();
     for (std::size_t w = 0; w < workers_.size(); ++w) {
         if (members_per_worker_[w] == 0) {

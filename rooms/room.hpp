@@ -3,6 +3,7 @@
 #include "protocol/shared_frame.hpp"
 #include "registry/session_handle.hpp"
 #include "rooms/history_store.hpp"
+#include "rooms/message_bus.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -27,8 +28,8 @@ class worker_context;
 // Thread: every public method may be called from any worker thread.
 class room : public std::enable_shared_from_this<room> {
 public:
-    room(std::string name, room_log& log, std::vector<worker_context*> workers, room_directory* directory,
-         bool permanent);
+    room(std::string name, room_log& log, message_bus& bus, std::vector<worker_context*> workers,
+         room_directory* directory, bool permanent);
 
     const std::string& name() const { return name_; }
     // Member sessions right now; read without the lock (for `rooms` listings).
@@ -76,10 +77,11 @@ private:
     // Requires mutex_. Fills epoch, members, history and recovered of a `joined` reply.
     void fill_reply_locked(const join_request& request, join_result& result) const;
     // Requires mutex_. Posts frame to every worker with members; skips `except`.
-    void broadcast_locked(const protocol::shared_frame& frame, registry::session_handle except);
+    void broadcast_locked(const protocol::shared_frame& frame, registry::session_handle except, std::int64_t seq = 0);
 
     const std::string name_;
     room_log& log_;
+    message_bus& bus_;
     const std::vector<worker_context*> workers_;
     room_directory* const directory_;
     const bool permanent_;

@@ -7,15 +7,15 @@
 
 namespace parley::rooms {
 
-room_directory::room_directory(history_store& store, std::vector<worker_context*> workers)
-    : store_(store), workers_(std::move(workers)) {}
+room_directory::room_directory(history_store& store, message_bus& bus, std::vector<worker_context*> workers)
+    : store_(store), bus_(bus), workers_(std::move(workers)) {}
 
 room_directory::shard& room_directory::shard_for(std::string_view name) const {
     return shards_[std::hash<std::string_view>{}(name) % shards_.size()];
 }
 
 std::shared_ptr<room> room_directory::make_room(std::string_view name, bool permanent) {
-    return std::make_shared<room>(std::string(name), *store_.open(name), workers_, this, permanent);
+    return std::make_shared<room>(std::string(name), *store_.open(name), bus_, workers_, this, permanent);
 }
 
 std::shared_ptr<room> room_directory::find(std::string_view name) const {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "rooms/history_store.hpp"
+#include "rooms/message_bus.hpp"
 
 #include <array>
 #include <memory>
@@ -21,7 +22,7 @@ class worker_context;
 // Thread: every method may be called from any thread.
 class room_directory {
 public:
-    room_directory(history_store& store, std::vector<worker_context*> workers);
+    room_directory(history_store& store, message_bus& bus, std::vector<worker_context*> workers);
 
     std::shared_ptr<room> find(std::string_view name) const;
     std::shared_ptr<room> find_or_create(std::string_view name);
@@ -43,6 +44,7 @@ private:
     std::shared_ptr<room> make_room(std::string_view name, bool permanent);
 
     history_store& store_;
+    message_bus& bus_;
     std::vector<worker_context*> workers_;
     mutable std::array<shard, 16> shards_;
 };

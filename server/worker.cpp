@@ -54,9 +54,11 @@ void worker::join() {
 }
 
 void worker::destroy_io() {
-    io_.reset();
+    // Connections waiting for a flush own timers and sockets of this io_context: release them
+    // while it still exists.
     pending_flush_.clear();
     flushing_.clear();
+    io_.reset();
 }
 
 void worker::schedule_flush(std::shared_ptr<ws_connection> connection) {

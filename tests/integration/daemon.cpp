@@ -9,7 +9,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <regex>
 #include <stdexcept>
 
 #ifndef PARLEYD_PATH
@@ -206,12 +205,32 @@ void daemon_process::read_output() {
     changed_.notify_all();
 }
 
+namespace {
+// The port of the start-up line "... listening on ADDR:PORT ...", or 0 when this is not it.
+std::uint16_t listening_port(const std::string& line) {
+    const std::string marker = "listening on ";
+    std::size_t at = line.find(marker);
+    if (at == std::string::npos) {
+        return 0;
+    }
+    std::size_t colon = line.find(':', at + marker.size());
+    std::size_t space = line.find(' ', at + marker.size());
+    if (colon == std::string::npos || (space != std::string::npos && colon > space)) {
+        return 0;
+    }
+    unsigned long port = 0;
+    std::size_t i = colon + 1;
+    for (; i < line.size() && line[i] >= '0' && line[i] <= '9'; ++i) {
+        port = port * 10 + static_cast<unsigned long>(line[i] - '0');
+    }
+    return (i == colon + 1 || port > 65535) ? 0 : static_cast<std::uint16_t>(port);
+}
+}  // namespace
+
 void daemon_process::add_line(std::string line) {
-    static const std::regex listening(R"(listening on ([0-9.]+):([0-9]+))");
-    std::smatch match;
     std::lock_guard lock(mutex_);
-    if (port_ == 0 && std::regex_search(line, match, listening)) {
-        port_ = static_cast<std::uint16_t>(std::stoul(match[2].str()));
+    if (port_ == 0) {
+        port_ = listening_port(line);
     }
     lines_.push_back(std::move(line));
     changed_.notify_all();
