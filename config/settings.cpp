@@ -1,41 +1,68 @@
 #include "config/settings.hpp"
 
-namespace parley::config {
+#include "config/options.hpp"
 
-std::string validate(const settings& s) {
-    if (s.ws_path.empty() || s.ws_path.front() != '/') {
-        return "ws_path must start with '/'";
+#include <algorithm>
+
+namespace parley::config {
+namespace {
+
+// The loader checks these per key; settings built in code (tests, embedders) get the same rule.
+void check_allowed(std::string_view name, const std::string& value, std::vector<std::string>& out) {
+    settings scratch;
+    if (std::string why = find_option(name)->set(scratch, value); !why.empty()) {
+        out.push_back(std::string(name) + " " + why);
     }
-    if (s.max_message_bytes < 125 || s.max_message_bytes > (64u << 20)) {
-        return "max_message_bytes must be between 125 and 67108864";
+}
+
+}  // namespace
+
+std::vector<std::string> problems(const settings& s) {
+    std::vector<std::string> out;
+    if (s.max_text_bytes > s.max_message_bytes) {
+        out.push_back("limits.max_text_bytes (" + std::to_string(s.max_text_bytes) +
+                      ") must not exceed limits.max_message_bytes (" + std::to_string(s.max_message_bytes) + ")");
     }
-    if (s.max_text_bytes == 0 || s.max_text_bytes > s.max_message_bytes) {
-        return "max_text_bytes must be between 1 and max_message_bytes";
+    if (s.ping_interval_ms != 0 && s.idle_timeout_ms != 0 && s.ping_interval_ms >= s.idle_timeout_ms) {
+        out.push_back("limits.ping_interval_ms (" + std::to_string(s.ping_interval_ms) +
+                      ") must be less than limits.idle_timeout_ms (" + std::to_string(s.idle_timeout_ms) +
+                      "), or a quiet but live client would be closed before it is pinged");
     }
-    if (s.max_rooms_per_connection == 0) {
-        return "max_rooms_per_connection must be at least 1";
-    }
-    if (s.max_room_members == 0) {
-        return "max_room_members must be at least 1";
-    }
-    if (s.write_queue_limit_bytes < 1024) {
-        return "write_queue_limit_bytes must be at least 1024";
-    }
-    if (!(s.rate_limit_per_second > 0) || !(s.rate_limit_burst >= 1)) {
-        return "rate limit must be positive and burst at least 1";
-    }
-    if (s.history_max_limit == 0 || s.history_default_limit == 0 ||
-        s.history_default_limit > s.history_max_limit) {
-        return "history limits must be positive, default <= max";
+    if (s.shutdown_close_window_ms > s.shutdown_timeout_ms) {
+        out.push_back("server.shutdown_close_window_ms (" + std::to_string(s.shutdown_close_window_ms) +
+                      ") must not exceed server.shutdown_timeout_ms (" + std::to_string(s.shutdown_timeout_ms) +
+                      ")");
     }
     if (s.joined_history > s.history_per_room) {
-        return "joined_history must not exceed history_per_room";
+        out.push_back("rooms.joined_history (" + std::to_string(s.joined_history) +
+                      ") must not exceed rooms.history_per_room (" + std::to_string(s.history_per_room) + ")");
     }
-    if (s.log_level != "trace" && s.log_level != "debug" && s.log_level != "info" &&
-        s.log_level != "warn" && s.log_level != "error" && s.log_level != "off") {
-        return "log level must be one of trace, debug, info, warn, error, off";
+    if (s.history_default_limit > s.history_max_limit) {
+        out.push_back("rooms.history_default_limit (" + std::to_string(s.history_default_limit) +
+                      ") must not exceed rooms.history_max_limit (" + std::to_string(s.history_max_limit) + ")");
     }
-    return {};
+    for (std::size_t i = 0; i < s.permanent_rooms.size(); ++i) {
+        const std::string& name = s.permanent_rooms[i].name;
+        if (std::string why = room_name_problem(name); !why.empty()) {
+            out.push_back("rooms.permanent: " + why);
+        }
+        for (std::size_t j = 0; j < i; ++j) {
+            if (s.permanent_rooms[j].name == name) {
+                out.push_back("rooms.permanent: room '" + name + "' is declared twice");
+            }
+        }
+    }
+    if (std::any_of(s.allowed_origins.begin(), s.allowed_origins.end(), [](const auto& o) { return o.empty(); })) {
+        out.push_back("server.allowed_origins must not contain an empty entry");
+    }
+    check_allowed("log.level", s.log_level, out);
+    check_allowed("log.format", s.log_format, out);
+    return out;
+}
+
+std::string validate(const settings& s) {
+    auto found = problems(s);
+    return found.empty() ? std::string() : found.front();
 }
 
 }  // namespace parley::config

@@ -3,42 +3,72 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace parley::config {
 
-// Every tunable of the daemon with its default. The command line fills it today; the config
-// file issue adds a TOML loader that fills the same struct. Nothing else in the code hard-codes
-// a limit: each module reads the value it needs from here.
+// A room that exists from start, even with nobody in it, declared in [[rooms.permanent]].
+struct permanent_room {
+    std::string name;
+    std::string topic;  // sent in `joined`; empty: none
+    friend bool operator==(const permanent_room&, const permanent_room&) = default;
+};
+
+// Every tunable of the daemon with its default. The option table in config/options.cpp maps
+// each field to its `[section] key` in the TOML file (and to a command-line flag for some), with
+// its bounds, unit, help and whether a reload (SIGHUP) may change it. Nothing else in the code
+// hard-codes a limit: each module reads the value it needs from here.
 struct settings {
     // [server]
     std::string bind = "0.0.0.0";
     std::uint16_t port = 8080;
     unsigned threads = 0;              // 0: one worker per core
     std::string ws_path = "/ws";
-
-    // [limits]
-    std::size_t max_message_bytes = 64 * 1024;        // one WebSocket message, after reassembly
-    std::size_t max_text_bytes = 4096;                // `text` of say and dm
-    std::size_t max_rooms_per_connection = 100;
-    std::size_t max_room_members = 100000;
-    std::size_t write_queue_limit_bytes = 4 * 1024 * 1024;  // slow consumer bound
-    double rate_limit_per_second = 200;               // requests per connection (token bucket)
-    double rate_limit_burst = 400;
-    std::uint32_t rate_limit_strikes = 50;  // rejected requests in a row before close 1008
+    std::vector<std::string> allowed_origins;  // empty: same host only (and clients without Origin)
+    std::string motd;                   // sent as a `system` message after `welcome`; empty: none
+    std::uint32_t handshake_timeout_ms = 10000;  // TCP connect to complete HTTP request head
+    std::uint32_t shutdown_timeout_ms = 10000;   // longest a graceful shutdown may take
+    std::uint32_t shutdown_close_window_ms = 2000;  // 1001 closes are spread over this window
     std::size_t max_request_header_bytes = 8 * 1024;  // HTTP request head
 
+    // [limits]
+    std::size_t max_connections = 1000000;       // WebSocket + HTTP connections, in total
+    std::size_t max_connections_per_ip = 0;      // 0: no per-address limit
+    std::size_t max_message_bytes = 64 * 1024;   // one WebSocket message, after reassembly
+    std::size_t max_text_bytes = 4096;           // `text` of say and dm
+    std::size_t max_rooms_per_connection = 100;
+    std::size_t write_queue_limit_bytes = 4 * 1024 * 1024;  // slow consumer bound
+    double rate_limit_per_second = 200;          // requests per connection (token bucket)
+    double rate_limit_burst = 400;
+    std::uint32_t rate_limit_strikes = 50;  // rejected requests in a row before close 1008
+    std::uint32_t login_timeout_ms = 10000;  // after the upgrade, `login` must come within this
+    std::uint32_t idle_timeout_ms = 60000;   // nothing received for this long: close
+    std::uint32_t ping_interval_ms = 25000;  // silence this long: the server sends a ping
+
     // [rooms]
+    std::size_t max_room_members = 100000;
+    std::size_t presence_max_members = 1000;  // above this size, join/leave presence is not sent
     std::size_t history_per_room = 1000;   // messages kept per room (memory store)
     std::size_t joined_history = 50;       // messages sent in `joined`
     std::size_t history_default_limit = 50;
     std::size_t history_max_limit = 500;
     std::uint32_t typing_interval_ms = 1000;  // at most one typing per user per room per interval
+    std::vector<permanent_room> permanent_rooms;
 
     // [log]
-    std::string log_level = "info";
+    std::string log_level = "info";   // trace, debug, info, warn, error, off
+    std::string log_format = "text";  // text or json (one object per line)
+    std::string log_file;             // empty: stderr
+
+    // [metrics]
+    bool metrics_enabled = true;      // GET /metrics
 };
 
-// Rejects values no daemon can run with; returns an empty string when valid, else the reason.
+// Rejects combinations no daemon can run with (each field's own range is checked by the
+// loader); returns an empty string when valid, else the reason naming the keys involved.
 std::string validate(const settings& s);
+// Every such problem, one sentence each, naming the keys in dotted form; empty when valid.
+// validate() returns the first of them.
+std::vector<std::string> problems(const settings& s);
 
 }  // namespace parley::config

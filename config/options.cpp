@@ -1,0 +1,655 @@
+#include "config/options.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+namespace parley::config {
+namespace {
+
+// ---- accessors, one instantiation per settings field ----
+
+template <typename T>
+struct field_traits;
+
+template <typename T>
+struct field_traits<T settings::*> {
+    using type = T;
+};
+
+template <auto Field>
+using field_type = typename field_traits<decltype(Field)>::type;
+
+std::string number_text(double v) {
+    // An integral value prints without a fraction, as a TOML integer, which the loader accepts
+    // for a number option; this keeps the sample file's `rate_limit_per_second = 200` readable.
+    if (std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < 1e15) {
+        return std::to_string(static_cast<long long>(v));
+    }
+    if (std::isnan(v)) {
+        return "nan";
+    }
+    if (std::isinf(v)) {
+        return v > 0 ? "inf" : "-inf";
+    }
+    std::array<char, 64> buffer{};
+    auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), v);
+    (void)ec;  // 64 characters always hold the shortest form of a double
+    return std::string(buffer.data(), end);
+}
+
+std::string rooms_text(const std::vector<permanent_room>& rooms) {
+    std::string text = "[";
+    for (std::size_t i = 0; i < rooms.size(); ++i) {
+        text += i == 0 ? "" : ", ";
+        text += "{ name = " + toml_quote(rooms[i].name) + ", topic = " + toml_quote(rooms[i].topic) + " }";
+    }
+    return text + "]";
+}
+
+template <auto Field>
+std::string text_of(const settings& s) {
+    const auto& v = s.*Field;
+    using T = field_type<Field>;
+    if constexpr (std::is_same_v<T, bool>) {
+        return v ? "true" : "false";
+    } else if constexpr (std::is_integral_v<T>) {
+        return std::to_string(v);
+    } else if constexpr (std::is_same_v<T, double>) {
+        return number_text(v);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        return toml_quote(v);
+    } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+        std::string text = "[";
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            text += (i == 0 ? "" : ", ") + toml_quote(v[i]);
+        }
+        return text + "]";
+    } else {
+        static_assert(std::is_same_v<T, std::vector<permanent_room>>);
+        return rooms_text(v);
+    }
+}
+
+// Called only after option::set checked the value's type and bounds.
+template <auto Field>
+void store(settings& s, const option_value& value) {
+    using T = field_type<Field>;
+    if constexpr (std::is_same_v<T, bool>) {
+        s.*Field = std::get<bool>(value);
+    } else if constexpr (std::is_integral_v<T>) {
+        s.*Field = static_cast<T>(std::get<std::int64_t>(value));
+    } else if constexpr (std::is_same_v<T, double>) {
+        s.*Field = std::get<double>(value);
+    } else {
+        s.*Field = std::get<T>(value);
+    }
+}
+
+template <auto Field>
+void copy(settings& to, const settings& from) {
+    to.*Field = from.*Field;
+}
+
+template <typename T>
+constexpr value_type type_of() {
+    if constexpr (std::is_same_v<T, bool>) {
+        return value_type::boolean;
+    } else if constexpr (std::is_integral_v<T>) {
+        static_assert(std::is_unsigned_v<T>, "whole-number options are unsigned");
+        return value_type::whole;
+    } else if constexpr (std::is_same_v<T, double>) {
+        return value_type::number;
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        return value_type::string;
+    } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+        return value_type::string_list;
+    } else {
+        static_assert(std::is_same_v<T, std::vector<permanent_room>>);
+        return value_type::room_list;
+    }
+}
+
+// Fills in the type and the accessors of `o` from the settings field it describes.
+template <auto Field>
+option field(option o) {
+    using T = field_type<Field>;
+    o.type = type_of<T>();
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        // A bound beyond the field's type would store a truncated value.
+        if (o.max > static_cast<double>(std::numeric_limits<T>::max())) {
+            o.max = static_cast<double>(std::numeric_limits<T>::max());
+        }
+    }
+    o.text_of = &text_of<Field>;
+    o.store = &store<Field>;
+    o.copy = &copy<Field>;
+    return o;
+}
+
+// ---- checks of string values ----
+
+std::string check_address(std::string_view text) {
+    std::string s(text);
+    unsigned char buffer[16];
+    if (inet_pton(AF_INET, s.c_str(), buffer) == 1 || inet_pton(AF_INET6, s.c_str(), buffer) == 1) {
+        return {};
+    }
+    return "must be an IPv4 or IPv6 address (0.0.0.0 or :: for every interface), got '" + s + "'";
+}
+
+std::string check_ws_path(std::string_view text) {
+    if (text.empty() || text.front() != '/') {
+        return "must start with '/', got '" + std::string(text) + "'";
+    }
+    if (text.find_first_of(" ?#\t\r\n") != std::string_view::npos) {
+        return "must be a plain path without spaces, '?' or '#', got '" + std::string(text) + "'";
+    }
+    return {};
+}
+
+std::string check_origin(std::string_view text) {
+    if (text == "*") {
+        return {};
+    }
+    auto scheme_end = text.find("://");
+    bool ok = scheme_end != std::string_view::npos && scheme_end > 0 && text.size() > scheme_end + 3 &&
+              text.find('/', scheme_end + 3) == std::string_view::npos;
+    if (!ok) {
+        return "entries must be \"*\" or an origin such as \"https://chat.example.com\" (scheme://host[:port], "
+               "no path), got '" +
+               std::string(text) + "'";
+    }
+    return {};
+}
+
+constexpr std::array<std::string_view, 6> log_levels = {"trace", "debug", "info", "warn", "error", "off"};
+constexpr std::array<std::string_view, 2> log_formats = {"text", "json"};
+
+constexpr double kib = 1024;
+constexpr double mib = 1024 * kib;
+constexpr double gib = 1024 * mib;
+constexpr double hour_ms = 3600 * 1000;
+constexpr double day_ms = 24 * hour_ms;
+
+const std::vector<option>& table() {
+    static const std::vector<option> options_table = {
+        // ---- [server] ----
+        field<&settings::bind>({.section = "server", .key = "bind",
+            .help = "IPv4 or IPv6 address to listen on. 0.0.0.0 listens on every IPv4 interface, :: on "
+                    "every IPv6 one (and IPv4 where the system maps it), 127.0.0.1 on this machine only.",
+            .flag = "--bind", .value_name = "ADDR", .check = &check_address}),
+        field<&settings::port>({.section = "server", .key = "port",
+            .help = "TCP port for HTTP and WebSocket. 0 lets the system pick a free port (the log says which).",
+            .flag = "--port", .value_name = "N", .min = 0, .max = 65535}),
+        field<&settings::threads>({.section = "server", .key = "threads", .unit = "threads",
+            .help = "Worker threads, each running its own event loop; a connection stays on one worker. "
+                    "0 starts one per CPU core.",
+            .flag = "--threads", .value_name = "T", .min = 0, .max = 256}),
+        field<&settings::ws_path>({.section = "server", .key = "ws_path",
+            .help = "HTTP path that upgrades to WebSocket; every other path except the health and metrics "
+                    "endpoints gets 404.",
+            .flag = "--ws-path", .value_name = "PATH", .check = &check_ws_path}),
+        field<&settings::allowed_origins>({.section = "server", .key = "allowed_origins",
+            .help = "Web pages (Origin header) allowed to open a WebSocket, as scheme://host[:port], or \"*\" "
+                    "for any. Empty: only pages served from the same host; clients that send no Origin "
+                    "(bots, native apps) are always allowed.",
+            .reloadable = true, .check = &check_origin}),
+        field<&settings::motd>({.section = "server", .key = "motd",
+            .help = "Message of the day, sent to each client as a system message right after login. "
+                    "Empty: none.",
+            .reloadable = true}),
+        field<&settings::handshake_timeout_ms>({.section = "server", .key = "handshake_timeout_ms",
+            .unit = "milliseconds",
+            .help = "Time a new TCP connection has to send its complete HTTP request head; slower ones "
+                    "are closed.",
+            .reloadable = true, .min = 100, .max = hour_ms}),
+        field<&settings::shutdown_timeout_ms>({.section = "server", .key = "shutdown_timeout_ms",
+            .unit = "milliseconds",
+            .help = "Longest a graceful shutdown (SIGTERM, SIGINT) may take: after it, the remaining "
+                    "connections are dropped and the daemon exits.",
+            .reloadable = true, .min = 0, .max = hour_ms}),
+        field<&settings::shutdown_close_window_ms>({.section = "server", .key = "shutdown_close_window_ms",
+            .unit = "milliseconds",
+            .help = "At shutdown, the 1001 (going away) closes are spread over this window so that "
+                    "clients do not all reconnect elsewhere at the same instant. Must not exceed "
+                    "shutdown_timeout_ms.",
+            .reloadable = true, .min = 0, .max = hour_ms}),
+        field<&settings::max_request_header_bytes>({.section = "server", .key = "max_request_header_bytes",
+            .unit = "bytes",
+            .help = "Largest HTTP request head (request line and headers) accepted; a larger one gets "
+                    "431 and the connection is closed.",
+            .reloadable = true, .min = 1 * kib, .max = 1 * mib}),
+
+        // ---- [limits] ----
+        field<&settings::max_connections>({.section = "limits", .key = "max_connections",
+            .unit = "connections",
+            .help = "Open connections (HTTP and WebSocket together) the daemon accepts; beyond it new "
+                    "connections are refused until some close. Keep the process's open-file limit above it.",
+            .reloadable = true, .flag = "--max-connections", .value_name = "N", .min = 1, .max = 100'000'000}),
+        field<&settings::max_connections_per_ip>({.section = "limits", .key = "max_connections_per_ip",
+            .unit = "connections",
+            .help = "Open connections one client IP address may hold. 0: no per-address limit.",
+            .reloadable = true, .min = 0, .max = 100'000'000}),
+        field<&settings::max_message_bytes>({.section = "limits", .key = "max_message_bytes",
+            .unit = "bytes",
+            .help = "Largest WebSocket message a client may send, after reassembling its frames; a larger "
+                    "one closes the connection with 1009 (message too big).",
+            .reloadable = true, .flag = "--max-message", .value_name = "BYTES", .min = 125, .max = 64 * mib}),
+        field<&settings::max_text_bytes>({.section = "limits", .key = "max_text_bytes", .unit = "bytes",
+            .help = "Longest text of a say or dm message; a longer one gets the error too_large. "
+                    "Must not exceed max_message_bytes.",
+            .reloadable = true, .min = 1, .max = 64 * mib}),
+        field<&settings::max_rooms_per_connection>({.section = "limits", .key = "max_rooms_per_connection",
+            .unit = "rooms",
+            .help = "Rooms one connection may be in at once; one more join gets the error too_many_rooms.",
+            .reloadable = true, .min = 1, .max = 100'000}),
+        field<&settings::write_queue_limit_bytes>({.section = "limits", .key = "write_queue_limit_bytes",
+            .unit = "bytes",
+            .help = "Bytes that may wait to be sent to one client before it is closed as a slow consumer "
+                    "(1008). Its queue is dropped, so a client that falls behind never holds up a room.",
+            .reloadable = true, .flag = "--write-queue-limit", .value_name = "BYTES", .min = 1 * kib,
+            .max = 16 * gib}),
+        field<&settings::rate_limit_per_second>({.section = "limits", .key = "rate_limit_per_second",
+            .unit = "requests per second",
+            .help = "Requests one connection may send per second on average (a token bucket); requests "
+                    "beyond it get the error rate_limited.",
+            .reloadable = true, .flag = "--rate-limit", .value_name = "N", .min = 0.001, .max = 10'000'000}),
+        field<&settings::rate_limit_burst>({.section = "limits", .key = "rate_limit_burst", .unit = "requests",
+            .help = "Requests a connection may send at once before rate_limit_per_second applies (the size "
+                    "of the bucket).",
+            .reloadable = true, .flag = "--rate-burst", .value_name = "N", .min = 1, .max = 10'000'000}),
+        field<&settings::rate_limit_strikes>({.section = "limits", .key = "rate_limit_strikes",
+            .unit = "requests",
+            .help = "Rate-limited requests in a row after which the connection is closed with 1008 "
+                    "(policy violation).",
+            .reloadable = true, .min = 1, .max = 1'000'000}),
+        field<&settings::login_timeout_ms>({.section = "limits", .key = "login_timeout_ms",
+            .unit = "milliseconds",
+            .help = "Time a client has after the WebSocket upgrade to log in; then it is closed. 0: no limit.",
+            .reloadable = true, .min = 0, .max = hour_ms}),
+        field<&settings::idle_timeout_ms>({.section = "limits", .key = "idle_timeout_ms",
+            .unit = "milliseconds",
+            .help = "A connection from which nothing (not even a pong) arrives for this long is closed. "
+                    "0: never.",
+            .reloadable = true, .min = 0, .max = day_ms}),
+        field<&settings::ping_interval_ms>({.section = "limits", .key = "ping_interval_ms",
+            .unit = "milliseconds",
+            .help = "After this much silence from a client the server sends it a ping, so that live "
+                    "clients are not taken for idle ones. 0: no pings. Must be below idle_timeout_ms.",
+            .reloadable = true, .min = 0, .max = day_ms}),
+
+        // ---- [rooms] ----
+        field<&settings::max_room_members>({.section = "rooms", .key = "max_members", .unit = "members",
+            .help = "Members one room may hold; one more join gets the error room_full.",
+            .reloadable = true, .flag = "--max-room-members", .value_name = "N", .min = 1,
+            .max = 100'000'000}),
+        field<&settings::presence_max_members>({.section = "rooms", .key = "presence_max_members",
+            .unit = "members",
+            .help = "Rooms with more members than this send no join and leave (presence) events, which "
+                    "in a large room would outnumber the messages. 0: never send presence.",
+            .reloadable = true, .min = 0, .max = 100'000'000}),
+        field<&settings::history_per_room>({.section = "rooms", .key = "history_per_room",
+            .unit = "messages",
+            .help = "Messages kept per room in memory, for history requests and for clients that reconnect. "
+                    "The store is sized at start.",
+            .flag = "--history", .value_name = "N", .min = 1, .max = 10'000'000}),
+        field<&settings::joined_history>({.section = "rooms", .key = "joined_history", .unit = "messages",
+            .help = "Latest messages sent with the joined reply. 0: none (clients ask with history). "
+                    "Must not exceed history_per_room.",
+            .reloadable = true, .min = 0, .max = 100'000}),
+        field<&settings::history_default_limit>({.section = "rooms", .key = "history_default_limit",
+            .unit = "messages",
+            .help = "Messages a history request returns when it gives no limit. Must not exceed "
+                    "history_max_limit.",
+            .reloadable = true, .min = 1, .max = 100'000}),
+        field<&settings::history_max_limit>({.section = "rooms", .key = "history_max_limit",
+            .unit = "messages",
+            .help = "Most messages one history request may return; larger limits are reduced to it.",
+            .reloadable = true, .min = 1, .max = 100'000}),
+        field<&settings::typing_interval_ms>({.section = "rooms", .key = "typing_interval_ms",
+            .unit = "milliseconds",
+            .help = "At most one typing notice per user per room is passed on in this interval; more are "
+                    "dropped silently. 0: no limit.",
+            .reloadable = true, .min = 0, .max = hour_ms}),
+        field<&settings::permanent_rooms>({.section = "rooms", .key = "permanent",
+            .help = "Rooms that exist from start, even when empty, each a [[rooms.permanent]] table with "
+                    "a name (1-64 characters of A-Z a-z 0-9 _ . -) and an optional topic sent in joined. "
+                    "Other rooms exist while they have members.",
+            .reloadable = true}),
+
+        // ---- [log] ----
+        field<&settings::log_level>({.section = "log", .key = "level",
+            .help = "Least severe log messages written: trace, debug, info, warn, error, or off. "
+                    "Clients' mistakes are logged at debug.",
+            .reloadable = true, .flag = "--log-level", .value_name = "LEVEL", .allowed = log_levels}),
+        field<&settings::log_format>({.section = "log", .key = "format",
+            .help = "Log line format: text (one readable line per event) or json (one JSON object per line, "
+                    "for log collectors).",
+            .flag = "--log-format", .value_name = "FORMAT", .allowed = log_formats}),
+        field<&settings::log_file>({.section = "log", .key = "file",
+            .help = "File the log is appended to; empty: standard error (which systemd's journal collects).",
+            .flag = "--log-file", .value_name = "PATH"}),
+
+        // ---- [metrics] ----
+        field<&settings::metrics_enabled>({.section = "metrics", .key = "enabled",
+            .help = "Serve Prometheus metrics at GET /metrics on the same port. false: that path gets 404.",
+            .reloadable = true}),
+    };
+    return options_table;
+}
+
+constexpr std::array<std::string_view, 5> section_names = {"server", "limits", "rooms", "log", "metrics"};
+
+std::string bound_text(const option& o, double v) {
+    return o.type == value_type::whole ? std::to_string(static_cast<long long>(v)) : number_text(v);
+}
+
+std::string join(std::span<const std::string_view> words) {
+    std::string text;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        text += (i == 0 ? "" : ", ") + std::string(words[i]);
+    }
+    return text;
+}
+
+std::string_view trim(std::string_view text) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
+        text.remove_prefix(1);
+    }
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) {
+        text.remove_suffix(1);
+    }
+    return text;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) {
+        row[j] = j;
+    }
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            std::size_t above = row[j];
+            std::size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+            row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+}  // namespace
+
+std::string option::name() const { return std::string(section) + "." + std::string(key); }
+
+std::string_view option::expects() const {
+    switch (type) {
+    case value_type::boolean:
+        return "true or false";
+    case value_type::whole:
+        return "a whole number";
+    case value_type::number:
+        return "a number";
+    case value_type::string:
+        return "a string";
+    case value_type::string_list:
+        return "a list of strings";
+    case value_type::room_list:
+        return "[[rooms.permanent]] tables with a name and a topic";
+    }
+    return "a value";
+}
+
+std::string option::rule() const {
+    if (type == value_type::whole || type == value_type::number) {
+        return "from " + bound_text(*this, min) + " to " + bound_text(*this, max);
+    }
+    if (!allowed.empty()) {
+        return "one of " + join(allowed);
+    }
+    return {};
+}
+
+std::string option::set(settings& s, const option_value& v) const {
+    switch (type) {
+    case value_type::boolean:
+        if (!std::holds_alternative<bool>(v)) {
+            return "expects " + std::string(expects());
+        }
+        break;
+    case value_type::whole: {
+        if (!std::holds_alternative<std::int64_t>(v)) {
+            return "expects " + std::string(expects());
+        }
+        auto n = std::get<std::int64_t>(v);
+        // Bounds are below 2^53, so comparing as double is exact where it matters.
+        if (static_cast<double>(n) < min || static_cast<double>(n) > max) {
+            return "must be " + rule() + ", got " + std::to_string(n);
+        }
+        break;
+    }
+    case value_type::number: {
+        if (!std::holds_alternative<double>(v)) {
+            return "expects " + std::string(expects());
+        }
+        double d = std::get<double>(v);
+        if (!(d >= min && d <= max)) {
+            return "must be " + rule() + ", got " + number_text(d);
+        }
+        break;
+    }
+    case value_type::string: {
+        if (!std::holds_alternative<std::string>(v)) {
+            return "expects " + std::string(expects());
+        }
+        const auto& text = std::get<std::string>(v);
+        if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), text) == allowed.end()) {
+            return "must be " + rule() + "; got '" + text + "'";
+        }
+        if (check != nullptr) {
+            if (std::string why = check(text); !why.empty()) {
+                return why;
+            }
+        }
+        break;
+    }
+    case value_type::string_list: {
+        if (!std::holds_alternative<std::vector<std::string>>(v)) {
+            return "expects " + std::string(expects());
+        }
+        if (check != nullptr) {
+            for (const auto& entry : std::get<std::vector<std::string>>(v)) {
+                if (std::string why = check(entry); !why.empty()) {
+                    return why;
+                }
+            }
+        }
+        break;
+    }
+    case value_type::room_list: {
+        if (!std::holds_alternative<std::vector<permanent_room>>(v)) {
+            return "expects " + std::string(expects());
+        }
+        const auto& rooms = std::get<std::vector<permanent_room>>(v);
+        for (std::size_t i = 0; i < rooms.size(); ++i) {
+            if (std::string why = room_name_problem(rooms[i].name); !why.empty()) {
+                return why;
+            }
+            for (std::size_t j = 0; j < i; ++j) {
+                if (rooms[j].name == rooms[i].name) {
+                    return "room '" + rooms[i].name + "' is declared twice";
+                }
+            }
+        }
+        break;
+    }
+    }
+    store(s, v);
+    return {};
+}
+
+std::string option::set_from_string(settings& s, std::string_view text) const {
+    const std::string quoted = "'" + std::string(text) + "'";
+    switch (type) {
+    case value_type::boolean:
+        if (text == "true" || text == "yes" || text == "on" || text == "1") {
+            return set(s, true);
+        }
+        if (text == "false" || text == "no" || text == "off" || text == "0") {
+            return set(s, false);
+        }
+        return "expects true or false, got " + quoted;
+    case value_type::whole: {
+        std::int64_t n = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+        if (ec == std::errc::result_out_of_range) {
+            return "must be " + rule() + ", got " + std::string(text);
+        }
+        if (ec != std::errc{} || end != text.data() + text.size()) {
+            return "expects a whole number, got " + quoted;
+        }
+        return set(s, n);
+    }
+    case value_type::number: {
+        double d = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+        if (ec == std::errc::result_out_of_range) {
+            return "must be " + rule() + ", got " + std::string(text);
+        }
+        if (ec != std::errc{} || end != text.data() + text.size()) {
+            return "expects a number, got " + quoted;
+        }
+        return set(s, d);
+    }
+    case value_type::string:
+        return set(s, std::string(text));
+    case value_type::string_list: {
+        // Comma-separated on the command line: "https://a.example,https://b.example".
+        std::vector<std::string> entries;
+        if (!trim(text).empty()) {
+            std::size_t start = 0;
+            while (true) {
+                auto comma = text.find(',', start);
+                entries.emplace_back(trim(text.substr(start, comma - start)));
+                if (comma == std::string_view::npos) {
+                    break;
+                }
+                start = comma + 1;
+            }
+        }
+        return set(s, entries);
+    }
+    case value_type::room_list:
+        return "can only be set in the configuration file, as [[rooms.permanent]] tables";
+    }
+    return "cannot be set";
+}
+
+std::span<const option> options() { return table(); }
+
+std::span<const std::string_view> sections() { return section_names; }
+
+const option* find_option(std::string_view section, std::string_view key) {
+    for (const auto& o : table()) {
+        if (o.section == section && o.key == key) {
+            return &o;
+        }
+    }
+    return nullptr;
+}
+
+const option* find_option(std::string_view dotted_name) {
+    auto dot = dotted_name.find('.');
+    if (dot == std::string_view::npos) {
+        return nullptr;
+    }
+    return find_option(dotted_name.substr(0, dot), dotted_name.substr(dot + 1));
+}
+
+const option* find_flag(std::string_view flag) {
+    if (flag.empty()) {
+        return nullptr;
+    }
+    for (const auto& o : table()) {
+        if (o.flag == flag) {
+            return &o;
+        }
+    }
+    return nullptr;
+}
+
+std::string nearest(std::string_view wrong, std::span<const std::string> candidates) {
+    std::string best;
+    std::size_t best_distance = std::numeric_limits<std::size_t>::max();
+    for (const auto& c : candidates) {
+        std::size_t d = edit_distance(wrong, c);
+        if (d < best_distance) {
+            best_distance = d;
+            best = c;
+        }
+    }
+    // Close enough to be a typo: two edits, or a third of the longer word for long names.
+    std::size_t allowed_distance = std::max<std::size_t>(2, std::max(wrong.size(), best.size()) / 3);
+    if (best.empty() || best_distance > allowed_distance || best_distance >= wrong.size()) {
+        return {};
+    }
+    return best;
+}
+
+std::string room_name_problem(std::string_view name) {
+    if (name.empty() || name.size() > 64) {
+        return "room name must be 1 to 64 characters, got " + std::to_string(name.size()) + " ('" +
+               std::string(name) + "')";
+    }
+    for (char c : name) {
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                  c == '.' || c == '-';
+        if (!ok) {
+            return "room name may contain only A-Z a-z 0-9 _ . -, got '" + std::string(name) + "'";
+        }
+    }
+    return {};
+}
+
+std::string toml_quote(std::string_view text) {
+    std::string out = "\"";
+    for (char c : text) {
+        switch (c) {
+        case '"':
+            out += "\\\"";
+            break;
+        case '\\':
+            out += "\\\\";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\t':
+            out += "\\t";
+            break;
+        case '\r':
+            out += "\\r";
+            break;
+        default:
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+                static constexpr char hex[] = "0123456789ABCDEF";
+                out += "\\u00";
+                out += hex[(static_cast<unsigned char>(c) >> 4) & 0xf];
+                out += hex[static_cast<unsigned char>(c) & 0xf];
+            } else {
+                out += c;
+            }
+        }
+    }
+    return out + "\"";
+}
+
+}  // namespace parley::config

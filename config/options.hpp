@@ -1,0 +1,88 @@
+#pragma once
+
+#include "config/settings.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace parley::config {
+
+// What kind of value an option holds; fixed by the type of its settings field.
+enum class value_type {
+    boolean,      // bool
+    whole,        // unsigned integer field, bounded by min..max
+    number,       // double, bounded by min..max
+    string,       // free text, or one of `allowed`, and `check` when set
+    string_list,  // each entry passes `check` when set
+    room_list,    // the [[rooms.permanent]] tables {name, topic}
+};
+
+// A value as read from the file or the command line, already of the option's value_type (a
+// whole number as int64: a negative one is out of range, not of the wrong type), not yet checked
+// against the option's bounds.
+using option_value = std::variant<bool, std::int64_t, double, std::string, std::vector<std::string>,
+                                  std::vector<permanent_room>>;
+
+// One tunable: where it lives in the TOML file, its command-line flag, its rules and its words.
+// The table (options()) is the single description of the configuration: the loader, --help, the
+// sample-file test, the reference in docs/operations.md and reload planning all read it.
+struct option {
+    std::string_view section{};    // "limits"
+    std::string_view key{};        // "max_connections"
+    value_type type = value_type::string;
+    std::string_view unit{};       // "bytes", "milliseconds", ...; empty when the value has none
+    std::string_view help{};       // one or two sentences for an admin; the first is the summary
+    bool reloadable = false;       // a reload (SIGHUP) applies a change; else it needs a restart
+    std::string_view flag{};       // "--port"; empty: set only by the file or --set
+    std::string_view value_name{};  // what --help shows after the flag: "N", "BYTES", "ADDR"
+    double min = 0;                // whole, number: the bounds, inclusive
+    double max = 0;
+    std::span<const std::string_view> allowed{};  // string: the only values accepted; empty: any
+    std::string (*check)(std::string_view) = nullptr;  // string, list entry: what is wrong, or ""
+
+    // Accessors of the settings field, filled in by the table.
+    std::string (*text_of)(const settings&) = nullptr;
+    void (*store)(settings&, const option_value&) = nullptr;
+    void (*copy)(settings& to, const settings& from) = nullptr;
+
+    // "limits.max_connections".
+    std::string name() const;
+    // The field's value in `s` as a TOML literal: `1000000`, `"0.0.0.0"`, `["*"]`, `true`.
+    std::string text(const settings& s) const { return text_of(s); }
+    // Checks `v` (type, bounds, allowed values, check) and stores it into `s`; returns "" or what
+    // is wrong ("must be from 1 to 256, got 0"), leaving `s` unchanged.
+    std::string set(settings& s, const option_value& v) const;
+    // The same from command-line text ("9000", "true", "a,b" for a list); returns "" or what is
+    // wrong ("expects a whole number, got 'x'").
+    std::string set_from_string(settings& s, std::string_view text) const;
+    // "a whole number", "a list of strings", ...: what the option expects, for messages.
+    std::string_view expects() const;
+    // The bounds or allowed values in words ("from 1 to 256", "one of text, json"); "" when none.
+    std::string rule() const;
+};
+
+// Every option, grouped by section in the order of sections().
+std::span<const option> options();
+// The sections of the file, in order: server, limits, rooms, log, metrics.
+std::span<const std::string_view> sections();
+
+// Lookups; nullptr when there is none.
+const option* find_option(std::string_view section, std::string_view key);
+const option* find_option(std::string_view dotted_name);
+const option* find_flag(std::string_view flag);
+
+// The candidate nearest to `wrong` by edit distance when it is close enough to be a likely typo;
+// "" otherwise.
+std::string nearest(std::string_view wrong, std::span<const std::string> candidates);
+
+// What is wrong with a permanent room name ("" when valid): 1-64 characters of A-Z a-z 0-9 _ . -
+std::string room_name_problem(std::string_view name);
+
+// `text` as a TOML basic string, quoted and escaped.
+std::string toml_quote(std::string_view text);
+
+}  // namespace parley::config
