@@ -88,9 +88,13 @@ shared_frame encode_welcome(std::string_view user, std::string_view re) {
 
 shared_frame encode_joined(std::string_view room, std::int64_t epoch, const std::vector<std::string>& members,
                            const std::vector<shared_frame>& history, std::optional<bool> recovered,
-                           std::string_view re) {
+                           std::string_view re, std::string_view topic) {
     payload_builder b;
-    b.raw("{\"type\":\"joined\",\"room\":").str(room).raw(",\"epoch\":").num(epoch).raw(",\"members\":");
+    b.raw("{\"type\":\"joined\",\"room\":").str(room);
+    if (!topic.empty()) {
+        b.raw(",\"topic\":").str(topic);
+    }
+    b.raw(",\"epoch\":").num(epoch).raw(",\"members\":");
     append_names(b, members);
     b.raw(",\"history\":");
     append_payloads(b, history);

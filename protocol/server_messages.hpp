@@ -20,9 +20,10 @@ namespace parley::protocol {
 shared_frame encode_welcome(std::string_view user, std::string_view re);
 
 // history holds message frames (as made by encode_message); their payloads are embedded as is.
+// topic: the room's topic from the configuration; empty: no "topic" field.
 shared_frame encode_joined(std::string_view room, std::int64_t epoch, const std::vector<std::string>& members,
                            const std::vector<shared_frame>& history, std::optional<bool> recovered,
-                           std::string_view re);
+                           std::string_view re, std::string_view topic = {});
 
 shared_frame encode_left(std::string_view room, std::string_view re);
 

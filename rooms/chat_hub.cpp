@@ -1,13 +1,38 @@
 #include "rooms/chat_hub.hpp"
 
+#include "rooms/worker_context.hpp"
+
 namespace parley::rooms {
 
 chat_hub::chat_hub(const config::settings& settings, std::unique_ptr<history_store> store,
                    std::vector<worker_context*> workers, std::unique_ptr<message_bus> bus)
-    : settings_(settings),
+    : settings_(std::make_shared<const config::settings>(settings)),
       store_(std::move(store)),
       workers_(std::move(workers)),
       bus_(bus ? std::move(bus) : make_local_bus()),
-      rooms_(*store_, *bus_, workers_) {}
+      rooms_(*store_, *bus_, workers_) {
+    // Before any worker runs a task of ours: a plain store is enough.
+    for (worker_context* w : workers_) {
+        w->set_settings(settings_);
+    }
+    rooms_.declare(settings_->permanent_rooms);
+}
+
+std::shared_ptr<const config::settings> chat_hub::settings() const {
+    std::lock_guard lock(settings_mutex_);
+    return settings_;
+}
+
+void chat_hub::update_settings(const config::settings& next) {
+    auto snapshot = std::make_shared<const config::settings>(next);
+    {
+        std::lock_guard lock(settings_mutex_);
+        settings_ = snapshot;
+    }
+    for (worker_context* w : workers_) {
+        w->executor().post([w, snapshot] { w->set_settings(snapshot); });
+    }
+    rooms_.declare(snapshot->permanent_rooms);
+}
 
 }  // namespace parley::rooms

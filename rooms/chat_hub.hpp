@@ -7,29 +7,39 @@
 #include "rooms/room_directory.hpp"
 
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace parley::rooms {
 
 class worker_context;
 
-// What every session shares: settings, the user registry, the rooms and their history, and the
-// list of workers (to post dms and broadcasts to). Built once before the workers start.
-// Thread: the accessors may be used from any thread; the objects they return say how they sync.
+// What every session shares: the registry, the rooms and their history, the list of workers
+// (to post dms and broadcasts to), and the current settings. Built once before the workers run.
+// Thread: every method may be called from any thread; the objects returned say how they sync.
 class chat_hub {
 public:
+    // Copies the settings and hands each worker its snapshot; declares the permanent rooms.
     // bus: where room events go beyond this node; the local bus (nowhere) when null.
     chat_hub(const config::settings& settings, std::unique_ptr<history_store> store,
              std::vector<worker_context*> workers, std::unique_ptr<message_bus> bus = nullptr);
 
-    const config::settings& settings() const { return settings_; }
+    // The settings in force (the latest reload).
+    std::shared_ptr<const config::settings> settings() const;
+    // A reload: every worker gets the new snapshot by a posted task (a worker applies it between
+    // two events, so a limit changes for the next message, never in the middle of one), and the
+    // declared rooms are brought in line.
+    void update_settings(const config::settings& next);
+
     registry::user_registry& users() { return users_; }
     room_directory& rooms() { return rooms_; }
     worker_context& worker(std::uint32_t index) { return *workers_.at(index); }
     std::size_t worker_count() const { return workers_.size(); }
+    const std::vector<worker_context*>& workers() const { return workers_; }
 
 private:
-    const config::settings& settings_;
+    mutable std::mutex settings_mutex_;
+    std::shared_ptr<const config::settings> settings_;
     std::unique_ptr<history_store> store_;
     std::vector<worker_context*> workers_;
     std::unique_ptr<message_bus> bus_;

@@ -21,7 +21,7 @@ chat_session::chat_session(chat_hub& hub, worker_context& worker, session_output
     : hub_(hub),
       worker_(worker),
       output_(output),
-      tokens_(hub.settings().rate_limit_burst),
+      tokens_(worker.settings().rate_limit_burst),
       refilled_(std::chrono::steady_clock::now()) {
     handle_ = {worker.index(), worker.add_session(this)};
 }
@@ -35,13 +35,14 @@ void chat_session::on_text(std::string_view message) {
     if (ended_) {
         return;
     }
+    worker_.counters().messages_received.add();
     auto parsed = protocol::parse_request(message);
     if (!take_token()) {
         // A parsed request keeps its id in the request; the result's id is only set on failure.
         const std::string& id = parsed.value ? parsed.value->id : parsed.id;
         fail(error_code::rate_limited, protocol::default_message(error_code::rate_limited), id);
         // Persistent abuse: a client that keeps sending into an empty bucket is cut off.
-        if (++rejected_in_a_row_ > hub_.settings().rate_limit_strikes) {
+        if (++rejected_in_a_row_ > worker_.settings().rate_limit_strikes) {
             output_.close(protocol::close_code::policy_violation, "rate limit exceeded");
         }
         return;
@@ -55,7 +56,7 @@ void chat_session::on_text(std::string_view message) {
 }
 
 bool chat_session::take_token() {
-    const auto& s = hub_.settings();
+    const auto& s = worker_.settings();
     auto now = std::chrono::steady_clock::now();
     double elapsed = std::chrono::duration<double>(now - refilled_).count();
     refilled_ = now;
@@ -90,6 +91,7 @@ void chat_session::dispatch(request& req) {
 }
 
 void chat_session::fail(error_code code, std::string_view message, std::string_view re) {
+    worker_.counters().errors[static_cast<std::size_t>(code)].add();
     send(protocol::encode_error(code, message, re));
 }
 
@@ -108,32 +110,36 @@ void chat_session::on_login(request& req) {
     }
     user_ = std::move(req.user);
     send(protocol::encode_welcome(user_, req.id));
+    if (const std::string& motd = worker_.settings().motd; !motd.empty()) {
+        send(protocol::encode_system(motd));
+    }
 }
 
-chat_session::membership* chat_session::find_room(std::string_view name) {
-    auto it = std::find_if(rooms_.begin(), rooms_.end(), [&](const membership& m) { return m.joined->name() == name; });
-    return it == rooms_.end() ? nullptr : &*it;
+std::vector<chat_session::membership>::iterator chat_session::find_room(std::string_view name) {
+    return std::find_if(rooms_.begin(), rooms_.end(), [&](const membership& m) { return m.joined->name() == name; });
 }
 
 void chat_session::on_join(request& req) {
-    const auto& s = hub_.settings();
+    const auto& s = worker_.settings();
     if (!protocol::valid_room_name(req.room)) {
         fail(error_code::invalid_name, "room names are 1-64 characters of A-Z a-z 0-9 _ . -", req.id);
         return;
     }
-    membership* existing = find_room(req.room);
+    auto found = find_room(req.room);
+    membership* existing = found == rooms_.end() ? nullptr : &*found;
     if (!existing && rooms_.size() >= s.max_rooms_per_connection) {
         fail(error_code::too_many_rooms,
              "a connection may be in at most " + std::to_string(s.max_rooms_per_connection) + " rooms", req.id);
         return;
     }
-    room::join_request jr{user_, handle_, req.after, req.epoch, s.joined_history, s.history_per_room,
-                          s.max_room_members};
+    room::join_request jr{user_,           handle_,           req.after,
+                          req.epoch,       s.joined_history,  s.history_per_room,
+                          s.max_room_members, s.presence_max_members};
     if (existing) {
         // Already a member: answer with the current state again, no second membership.
         auto result = existing->joined->describe(jr);
         send(protocol::encode_joined(existing->joined->name(), result.epoch, result.members, result.history,
-                                     result.recovered, req.id));
+                                     result.recovered, req.id, result.topic));
         return;
     }
     for (;;) {
@@ -148,7 +154,7 @@ void chat_session::on_join(request& req) {
         }
         // Reply before any broadcast that was posted after our join can run on this worker.
         send(protocol::encode_joined(target->name(), result.epoch, result.members, result.history, result.recovered,
-                                     req.id));
+                                     req.id, result.topic));
         worker_.add_member(target.get(), this, result.joined_event);
         rooms_.push_back({std::move(target), 0});
         return;
@@ -159,11 +165,11 @@ void chat_session::leave_room(std::vector<membership>::iterator it, bool disconn
     std::shared_ptr<room> r = std::move(it->joined);
     rooms_.erase(it);
     worker_.remove_member(r.get(), this);
-    r->leave(user_, handle_, disconnected);
+    r->leave(user_, handle_, disconnected, worker_.settings().presence_max_members);
 }
 
 void chat_session::on_leave(request& req) {
-    auto it = std::find_if(rooms_.begin(), rooms_.end(), [&](const membership& m) { return m.joined->name() == req.room; });
+    auto it = find_room(req.room);
     if (it == rooms_.end()) {
         fail(error_code::not_in_room, "you are not in '" + req.room + "'", req.id);
         return;
@@ -178,7 +184,7 @@ bool chat_session::check_text(const request& req) {
         fail(error_code::bad_request, "field 'text' must not be empty", req.id);
         return false;
     }
-    std::size_t max = hub_.settings().max_text_bytes;
+    std::size_t max = worker_.settings().max_text_bytes;
     if (req.text.size() > max) {
         fail(error_code::too_large, "text is " + std::to_string(req.text.size()) + " bytes; the limit is " +
                                         std::to_string(max),
@@ -189,15 +195,17 @@ bool chat_session::check_text(const request& req) {
 }
 
 void chat_session::on_say(request& req) {
-    membership* m = find_room(req.room);
-    if (!m) {
+    auto found = find_room(req.room);
+    if (found == rooms_.end()) {
         fail(error_code::not_in_room, "you are not in '" + req.room + "'", req.id);
         return;
     }
+    membership* m = &*found;
     if (!check_text(req)) {
         return;
     }
     std::int64_t seq = m->joined->say(user_, req.text, unix_millis());
+    worker_.counters().says.add();
     if (!req.id.empty()) {
         send(protocol::encode_ack(req.id, m->joined->name(), seq));
     }
@@ -239,12 +247,13 @@ void chat_session::on_users(request& req) { send(protocol::encode_users(hub_.use
 void chat_session::on_rooms(request& req) { send(protocol::encode_rooms(hub_.rooms().list(), req.id)); }
 
 void chat_session::on_history(request& req) {
-    const auto& s = hub_.settings();
-    membership* m = find_room(req.room);
-    if (!m) {
+    const auto& s = worker_.settings();
+    auto found = find_room(req.room);
+    if (found == rooms_.end()) {
         fail(error_code::not_in_room, "you are not in '" + req.room + "'", req.id);
         return;
     }
+    membership* m = &*found;
     std::int64_t limit = req.limit ? *req.limit : static_cast<std::int64_t>(s.history_default_limit);
     if (limit < 1 || limit > static_cast<std::int64_t>(s.history_max_limit)) {
         fail(error_code::bad_request, "limit must be 1-" + std::to_string(s.history_max_limit), req.id);
@@ -255,14 +264,15 @@ void chat_session::on_history(request& req) {
 }
 
 void chat_session::on_typing(request& req) {
-    membership* m = find_room(req.room);
-    if (!m) {
+    auto found = find_room(req.room);
+    if (found == rooms_.end()) {
         fail(error_code::not_in_room, "you are not in '" + req.room + "'", req.id);
         return;
     }
+    membership* m = &*found;
     std::int64_t now = unix_millis();
     // Throttled silently: typing is a hint, and a client that types fast is not at fault.
-    if (m->last_typing_ms != 0 && now - m->last_typing_ms < static_cast<std::int64_t>(hub_.settings().typing_interval_ms)) {
+    if (m->last_typing_ms != 0 && now - m->last_typing_ms < static_cast<std::int64_t>(worker_.settings().typing_interval_ms)) {
         return;
     }
     m->last_typing_ms = now;

@@ -62,7 +62,7 @@ private:
     void on_typing(request& req);
 
     bool take_token();
-    membership* find_room(std::string_view name);
+    std::vector<membership>::iterator find_room(std::string_view name);
     bool check_text(const request& req);
     void leave_room(std::vector<membership>::iterator it, bool disconnected);
     void send(const protocol::shared_frame& frame) { output_.send(frame); }

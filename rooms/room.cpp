@@ -15,8 +15,8 @@ room::room(std::string name, room_log& log, message_bus& bus, std::vector<worker
       bus_(bus),
       workers_(std::move(workers)),
       directory_(directory),
-      permanent_(permanent),
-      members_per_worker_(workers_.size(), 0) {}
+      members_per_worker_(workers_.size(), 0),
+      permanent_(permanent) {}
 
 room::join_result room::join(const join_request& request) {
     join_result result;
@@ -41,7 +41,7 @@ room::join_result room::join(const join_request& request) {
     result.outcome = join_result::status::joined;
     fill_reply_locked(request, result);
     result.joined_event = event_;
-    if (first_session_of_user) {
+    if (first_session_of_user && members_.size() <= request.presence_max_members) {
         broadcast_locked(protocol::encode_presence(name_, request.user, true), request.who);
     }
     return result;
@@ -58,6 +58,7 @@ room::join_result room::describe(const join_request& request) const {
 
 void room::fill_reply_locked(const join_request& request, join_result& result) const {
     result.epoch = log_.epoch();
+    result.topic = topic_;
     result.members.reserve(members_.size());
     for (const auto& [user, sessions] : members_) {
         result.members.push_back(user);
@@ -78,7 +79,8 @@ void room::fill_reply_locked(const join_request& request, join_result& result) c
     }
 }
 
-void room::leave(std::string_view user, registry::session_handle who, bool disconnected) {
+void room::leave(std::string_view user, registry::session_handle who, bool disconnected,
+                 std::size_t presence_max_members) {
     std::lock_guard lock(mutex_);
     auto it = members_.find(user);
     if (it == members_.end()) {
@@ -87,8 +89,10 @@ void room::leave(std::string_view user, registry::session_handle who, bool disco
     --members_per_worker_[who.worker];
     member_count_.fetch_sub(1, std::memory_order_relaxed);
     if (--it->second == 0) {
+        // The size before this leave decides, as the size after a join does for joins.
+        bool announce = members_.size() <= presence_max_members;
         members_.erase(it);
-        if (!members_.empty()) {
+        if (!members_.empty() && announce) {
             broadcast_locked(protocol::encode_presence(name_, user, false), who);
             if (disconnected) {
                 std::string text(user);
@@ -101,6 +105,20 @@ void room::leave(std::string_view user, registry::session_handle who, bool disco
         closed_ = true;
         directory_->erase(this);
     }
+}
+
+bool room::set_declared(bool permanent, std::string topic) {
+    std::lock_guard lock(mutex_);
+    if (closed_) {
+        return false;
+    }
+    permanent_ = permanent;
+    topic_ = std::move(topic);
+    if (members_.empty() && !permanent_) {
+        closed_ = true;
+        directory_->erase(this);
+    }
+    return true;
 }
 
 std::int64_t room::say(std::string_view from, std::string_view text, std::int64_t ts) {
@@ -130,14 +148,15 @@ void room::broadcast_locked(const shared_frame& frame, registry::session_handle 
     std::uint64_t event = ++event_;
     bus_.publish(name_, seq, frame);
     auto self = shared_from_this();
+    auto posted_at = std::chrono::steady_clock::now();
     for (std::size_t w = 0; w < workers_.size(); ++w) {
         if (members_per_worker_[w] == 0) {
             continue;
         }
         worker_context* target = workers_[w];
         // Posted under the lock: tasks for one worker are queued in the room's event order.
-        target->executor().post([target, self, frame, event, except] {
-            target->deliver(self.get(), frame, event, except);
+        target->executor().post([target, self, frame, event, except, posted_at] {
+            target->deliver(self.get(), frame, event, except, posted_at);
         });
     }
 }

@@ -6,6 +6,7 @@
 #include "rooms/message_bus.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -42,6 +43,7 @@ public:
         std::vector<protocol::shared_frame> history;
         std::optional<bool> recovered;
         std::uint64_t joined_event = 0;
+        std::string topic;
     };
     struct join_request {
         std::string_view user;
@@ -51,6 +53,8 @@ public:
         std::size_t recent = 50;           // messages in `joined` without `after`
         std::size_t recover_limit = 1000;  // at most this many with `after`
         std::size_t max_members = 100000;
+        // Above this many members, joins and leaves are not announced (presence storms).
+        std::size_t presence_max_members = 1000;
     };
     // Adds the member and tells the others (presence join). `gone` means the room was closed
     // concurrently: look it up again.
@@ -60,8 +64,15 @@ public:
     // change to membership and no presence.
     join_result describe(const join_request& request) const;
 
-    // Removes the member; others get presence leave and, when `disconnected`, a system line.
-    void leave(std::string_view user, registry::session_handle who, bool disconnected);
+    // Removes the member; others get presence leave and, when `disconnected`, a system line,
+    // unless the room has more than presence_max_members.
+    void leave(std::string_view user, registry::session_handle who, bool disconnected,
+               std::size_t presence_max_members = SIZE_MAX);
+
+    // Declared in the configuration (exists with no members) or not, and its topic. A room
+    // that stops being declared closes when its last member leaves, or now if it is empty.
+    // Returns false when the room had already closed (look it up again).
+    bool set_declared(bool permanent, std::string topic);
 
     // Assigns the next seq, encodes the message once, stores it and fans it out. Returns the seq.
     std::int64_t say(std::string_view from, std::string_view text, std::int64_t ts);
@@ -84,13 +95,14 @@ private:
     message_bus& bus_;
     const std::vector<worker_context*> workers_;
     room_directory* const directory_;
-    const bool permanent_;
 
     mutable std::mutex mutex_;
     std::map<std::string, std::uint32_t, std::less<>> members_;  // name -> sessions of that name
     std::vector<std::uint32_t> members_per_worker_;
     std::uint64_t event_ = 0;  // counts broadcasts, so a new member skips those it was shown already
     bool closed_ = false;      // removed from the directory: joiners must look again
+    bool permanent_;           // declared in the configuration
+    std::string topic_;
     std::atomic<std::size_t> member_count_{0};
 };
 

@@ -35,12 +35,31 @@ std::shared_ptr<room> room_directory::find_or_create(std::string_view name) {
     return it->second;
 }
 
-void room_directory::create_permanent(std::string_view name) {
-    shard& s = shard_for(name);
-    std::lock_guard lock(s.mutex);
-    auto [it, inserted] = s.rooms.try_emplace(std::string(name));
-    if (inserted) {
-        it->second = make_room(name, true);
+void room_directory::create_permanent(std::string_view name, std::string topic) {
+    for (;;) {
+        std::shared_ptr<room> r = find_or_create(name);
+        // Outside the shard lock: a room calls erase() (the shard lock) under its own lock.
+        // A room closing at this very moment is replaced by a new one on the next pass.
+        if (r->set_declared(true, topic)) {
+            return;
+        }
+    }
+}
+
+void room_directory::declare(const std::vector<config::permanent_room>& rooms) {
+    std::lock_guard lock(declared_mutex_);
+    for (const std::string& old : declared_) {
+        bool still = std::any_of(rooms.begin(), rooms.end(), [&](const auto& r) { return r.name == old; });
+        if (!still) {
+            if (auto r = find(old)) {
+                r->set_declared(false, {});
+            }
+        }
+    }
+    declared_.clear();
+    for (const auto& r : rooms) {
+        create_permanent(r.name, r.topic);
+        declared_.push_back(r.name);
     }
 }
 

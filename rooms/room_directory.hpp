@@ -1,5 +1,6 @@
 #pragma once
 
+#include "config/settings.hpp"
 #include "rooms/history_store.hpp"
 #include "rooms/message_bus.hpp"
 
@@ -27,7 +28,10 @@ public:
     std::shared_ptr<room> find(std::string_view name) const;
     std::shared_ptr<room> find_or_create(std::string_view name);
     // A room that exists even with no members (declared in the configuration).
-    void create_permanent(std::string_view name);
+    void create_permanent(std::string_view name, std::string topic = {});
+    // Makes exactly these rooms the declared ones: creates those missing, updates topics, and
+    // lets rooms no longer declared close once empty. Called at start and on every reload.
+    void declare(const std::vector<config::permanent_room>& rooms);
     // Called by a room, under its lock, when its last member left.
     void erase(const room* r);
 
@@ -43,6 +47,8 @@ private:
     shard& shard_for(std::string_view name) const;
     std::shared_ptr<room> make_room(std::string_view name, bool permanent);
 
+    std::mutex declared_mutex_;  // serializes declare() calls; held across room calls
+    std::vector<std::string> declared_;
     history_store& store_;
     message_bus& bus_;
     std::vector<worker_context*> workers_;

@@ -44,11 +44,12 @@ void worker_context::remove_member(const room* r, const chat_session* session) {
 }
 
 void worker_context::deliver(const room* r, const protocol::shared_frame& frame, std::uint64_t event,
-                             registry::session_handle except) {
+                             registry::session_handle except, std::chrono::steady_clock::time_point posted_at) {
     auto it = members_.find(r);
     if (it == members_.end()) {
         return;
     }
+    std::uint64_t delivered = 0;
     // send() never re-enters the chat logic (a slow consumer is closed later, from its own
     // task), so the list cannot change under this loop.
     for (const local_member& m : it->second) {
@@ -59,7 +60,12 @@ void worker_context::deliver(const room* r, const protocol::shared_frame& frame,
             continue;
         }
         m.session->output().send(frame);
+        ++delivered;
     }
+    counters_.fanout_deliveries.add(delivered);
+    auto took = std::chrono::steady_clock::now() - posted_at;
+    counters_.record_fanout(
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(took).count()));
 }
 
 std::size_t worker_context::local_members(const room* r) const {

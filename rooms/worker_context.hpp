@@ -1,10 +1,14 @@
 #pragma once
 
+#include "config/settings.hpp"
 #include "protocol/shared_frame.hpp"
 #include "registry/session_handle.hpp"
 #include "rooms/session_output.hpp"
+#include "rooms/worker_counters.hpp"
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -17,7 +21,10 @@ class room;
 // and, per room, which of its sessions are members. A room posts one task per broadcast to each
 // worker with members; the task walks this worker's list for the room, so no per-member work
 // crosses threads and no lock guards these maps.
-// Thread: every method except executor() and index() runs on the worker's own thread.
+// It also holds the worker's own snapshot of the settings (replaced by a posted task when the
+// configuration is reloaded, so reading a limit takes no lock and no shared atomic) and the
+// worker's counters for /metrics.
+// Thread: every method except executor(), index() and counters() runs on the worker's own thread.
 class worker_context {
 public:
     worker_context(std::uint32_t index, worker_executor& executor) : index_(index), executor_(executor) {}
@@ -26,6 +33,15 @@ public:
 
     std::uint32_t index() const { return index_; }
     worker_executor& executor() { return executor_; }
+
+    // The settings this worker runs with. Set once before the worker runs, then only by
+    // tasks posted to it (chat_hub::update_settings).
+    const config::settings& settings() const { return *settings_; }
+    void set_settings(std::shared_ptr<const config::settings> s) { settings_ = std::move(s); }
+
+    // Written only on this worker's thread; read by any thread (see local_counter).
+    worker_counters& counters() { return counters_; }
+    const worker_counters& counters() const { return counters_; }
 
     // Gives the session an id unique on this worker.
     std::uint32_t add_session(chat_session* session);
@@ -39,8 +55,9 @@ public:
     void remove_member(const room* r, const chat_session* session);
 
     // Queues frame on every local member of r that joined before `event`, except `except`.
+    // posted_at: when the room posted the task (for the fan-out time histogram).
     void deliver(const room* r, const protocol::shared_frame& frame, std::uint64_t event,
-                 registry::session_handle except);
+                 registry::session_handle except, std::chrono::steady_clock::time_point posted_at);
 
     std::size_t local_members(const room* r) const;
 
@@ -52,6 +69,8 @@ private:
 
     std::uint32_t index_;
     worker_executor& executor_;
+    std::shared_ptr<const config::settings> settings_ = std::make_shared<const config::settings>();
+    worker_counters counters_;
     std::uint32_t next_session_id_ = 1;
     std::unordered_map<std::uint32_t, chat_session*> sessions_;
     std::unordered_map<const room*, std::vector<local_member>> members_;

@@ -27,14 +27,16 @@ public:
     const protocol::shared_frame& at(std::size_t i) const { return frames_[head_ + i]; }
     std::size_t front_offset() const { return front_offset_; }
 
-    // Marks n bytes as written, releasing fully written frames.
-    void consume(std::size_t n) {
+    // Marks n bytes as written, releasing fully written frames; returns how many were released.
+    std::size_t consume(std::size_t n) {
+        std::size_t released = 0;
         while (n > 0) {
             std::size_t left = frames_[head_].size() - front_offset_;
             if (n < left) {
                 front_offset_ += n;
-                return;
+                return released;
             }
+            ++released;
             n -= left;
             bytes_ -= frames_[head_].size();
             frames_[head_] = {};
@@ -48,6 +50,7 @@ public:
             frames_.erase(frames_.begin(), frames_.begin() + static_cast<std::ptrdiff_t>(head_));
             head_ = 0;
         }
+        return released;
     }
 
     // Drops every frame not yet started; a partly written front frame stays so the stream of

@@ -1,7 +1,9 @@
 #include "server/http_session.hpp"
 
 #include "protocol/handshake.hpp"
+#include "protocol/origin.hpp"
 #include "rooms/chat_hub.hpp"
+#include "server/metrics.hpp"
 #include "server/worker.hpp"
 #include "server/ws_connection.hpp"
 
@@ -14,38 +16,45 @@ namespace parley::server {
 
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
+using rooms::handshake_failure;
+using rooms::reject_reason;
 
 namespace {
-// A client must send a complete request head this quickly after connecting (and between
-// keep-alive requests); slow-loris connections are dropped.
-constexpr std::chrono::seconds handshake_timeout{10};
-
 std::string_view to_view(boost::beast::string_view s) { return {s.data(), s.size()}; }
 }  // namespace
 
-http_session::http_session(asio::ip::tcp::socket socket, worker& owner, rooms::chat_hub& hub)
-    : socket_(std::move(socket)), worker_(owner), hub_(hub), deadline_(owner.io()) {
-    boost::system::error_code ec;
-    auto endpoint = socket_.remote_endpoint(ec);
-    if (!ec) {
-        peer_ = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
-    }
-}
+http_session::http_session(asio::ip::tcp::socket socket, worker& owner, rooms::chat_hub& hub,
+                           const std::atomic<bool>& accepting, connection_slot slot,
+                           std::optional<reject_reason> refused)
+    : socket_(std::move(socket)),
+      worker_(owner),
+      hub_(hub),
+      accepting_(accepting),
+      slot_(std::move(slot)),
+      refused_(refused),
+      deadline_(owner.io()) {}
 
 void http_session::start() {
-    deadline_.expires_after(handshake_timeout);
+    arm_deadline();
+    do_read();
+}
+
+void http_session::arm_deadline() {
+    // A client must send a complete request head this quickly after connecting (and between
+    // keep-alive requests); slow-loris connections are dropped.
+    deadline_.expires_after(std::chrono::milliseconds(worker_.chat().settings().handshake_timeout_ms));
     deadline_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
         if (auto self = weak.lock(); self && !ec) {
-            spdlog::debug("http {} handshake timeout", self->peer_);
+            spdlog::debug("http {} handshake timeout", self->slot_.peer().text());
+            self->worker_.chat().counters().handshake_failures[static_cast<std::size_t>(handshake_failure::timeout)].add();
             self->close();
         }
     });
-    do_read();
 }
 
 void http_session::do_read() {
     parser_.emplace();
-    parser_->header_limit(static_cast<std::uint32_t>(hub_.settings().max_request_header_bytes));
+    parser_->header_limit(static_cast<std::uint32_t>(worker_.chat().settings().max_request_header_bytes));
     http::async_read(socket_, buffer_, *parser_,
                      [self = shared_from_this()](boost::system::error_code ec, std::size_t) { self->on_read(ec); });
 }
@@ -55,13 +64,16 @@ void http_session::on_read(boost::system::error_code ec) {
         close();
         return;
     }
+    auto& counters = worker_.chat().counters();
     if (ec) {
-        spdlog::debug("http {} bad request: {}", peer_, ec.message());
+        spdlog::debug("http {} bad request: {}", slot_.peer().text(), ec.message());
         if (ec == http::error::header_limit) {
+            counters.handshake_failures[static_cast<std::size_t>(handshake_failure::header_too_large)].add();
             respond(http::status::request_header_fields_too_large, "request head too large\n", false);
         } else if (ec == asio::error::eof || ec == asio::error::connection_reset) {
             close();
         } else {
+            counters.handshake_failures[static_cast<std::size_t>(handshake_failure::bad_request)].add();
             respond(http::status::bad_request, "malformed HTTP request\n", false);
         }
         return;
@@ -70,28 +82,67 @@ void http_session::on_read(boost::system::error_code ec) {
 }
 
 void http_session::route() {
+    const auto& settings = worker_.chat().settings();
     const auto& req = parser_->get();
     std::string_view target = to_view(req.target());
     std::string_view path = target.substr(0, target.find('?'));
     bool keep_alive = req.keep_alive();
 
-    if (path == hub_.settings().ws_path) {
+    if (refused_) {
+        reject(*refused_, http::status::service_unavailable, "too many connections, try again later\n");
+        return;
+    }
+    if (path == settings.ws_path) {
+        if (!accepting_.load(std::memory_order_relaxed)) {
+            reject(reject_reason::shutting_down, http::status::service_unavailable, "server shutting down\n");
+            return;
+        }
         upgrade();
         return;
     }
-    if (path == "/healthz") {
-        if (req.method() != http::verb::get && req.method() != http::verb::head) {
+    worker_.chat().counters().http_requests.add();
+    bool read_only = req.method() == http::verb::get || req.method() == http::verb::head;
+    if (path == "/healthz" || path == "/readyz" || (path == "/metrics" && settings.metrics_enabled)) {
+        if (!read_only) {
             respond(http::status::method_not_allowed, "use GET\n", keep_alive);
             return;
         }
+    }
+    if (path == "/healthz") {
         respond(http::status::ok, "ok", keep_alive);
+        return;
+    }
+    if (path == "/readyz") {
+        // Load balancers stop sending new clients once this turns 503 at the start of shutdown.
+        if (accepting_.load(std::memory_order_relaxed)) {
+            respond(http::status::ok, "ready", keep_alive);
+        } else {
+            respond(http::status::service_unavailable, "shutting down", keep_alive);
+        }
+        return;
+    }
+    if (path == "/metrics" && settings.metrics_enabled) {
+        respond(http::status::ok, metrics_text(), keep_alive, "text/plain; version=0.0.4; charset=utf-8");
         return;
     }
     respond(http::status::not_found, "not found\n", keep_alive);
 }
 
+std::string http_session::metrics_text() const {
+    metrics_input in;
+    for (rooms::worker_context* w : hub_.workers()) {
+        in.workers.push_back(&w->counters());
+    }
+    in.users = hub_.users().size();
+    in.rooms = hub_.rooms().size();
+    in.ready = accepting_.load(std::memory_order_relaxed);
+    in.version = PARLEY_VERSION;
+    return render_metrics(in);
+}
+
 void http_session::upgrade() {
     const auto& req = parser_->get();
+    auto& counters = worker_.chat().counters();
     protocol::upgrade_request check_input;
     check_input.method = to_view(req.method_string());
     check_input.version = req.version();
@@ -103,21 +154,27 @@ void http_session::upgrade() {
 
     protocol::upgrade_check verdict = protocol::check_upgrade(check_input);
     if (verdict.verdict == protocol::upgrade_verdict::upgrade_required) {
-        spdlog::debug("http {} upgrade refused: {}", peer_, verdict.reason);
+        spdlog::debug("http {} upgrade refused: {}", slot_.peer().text(), verdict.reason);
+        counters.handshake_failures[static_cast<std::size_t>(handshake_failure::upgrade_required)].add();
         response_.emplace(http::status::upgrade_required, 11);
         response_->set(http::field::sec_websocket_version, "13");
         response_->set(http::field::content_type, "text/plain");
         response_->body() = std::string(verdict.reason) + "\n";
         response_->keep_alive(false);
         response_->prepare_payload();
-        http::async_write(socket_, *response_, [self = shared_from_this()](boost::system::error_code e, std::size_t) {
-            self->on_write(e, true);
-        });
+        write_response(true);
         return;
     }
     if (verdict.verdict == protocol::upgrade_verdict::bad_request) {
-        spdlog::debug("http {} upgrade refused: {}", peer_, verdict.reason);
+        spdlog::debug("http {} upgrade refused: {}", slot_.peer().text(), verdict.reason);
+        counters.handshake_failures[static_cast<std::size_t>(handshake_failure::bad_request)].add();
         respond(http::status::bad_request, std::string(verdict.reason) + "\n", false);
+        return;
+    }
+    std::string_view origin = to_view(req[http::field::origin]);
+    if (!protocol::origin_allowed(origin, to_view(req[http::field::host]), worker_.chat().settings().allowed_origins)) {
+        spdlog::debug("http {} upgrade refused: origin '{}' not allowed", slot_.peer().text(), origin);
+        reject(reject_reason::origin, http::status::forbidden, "origin not allowed\n");
         return;
     }
     response_.emplace(http::status::switching_protocols, 11);
@@ -129,6 +186,12 @@ void http_session::upgrade() {
     });
 }
 
+void http_session::reject(reject_reason reason, http::status status, std::string body) {
+    worker_.chat().counters().rejected[static_cast<std::size_t>(reason)].add();
+    spdlog::debug("http {} refused: {}", slot_.peer().text(), label(reason));
+    respond(status, std::move(body), false);
+}
+
 void http_session::on_upgrade_written(boost::system::error_code ec) {
     if (ec) {
         close();
@@ -138,20 +201,27 @@ void http_session::on_upgrade_written(boost::system::error_code ec) {
     // Frames the client sent right behind its request are already in our buffer.
     auto data = buffer_.data();
     std::string leftover(asio::buffers_begin(data), asio::buffers_end(data));
-    auto connection = std::make_shared<ws_connection>(std::move(socket_), worker_, hub_);
+    auto connection = std::make_shared<ws_connection>(std::move(socket_), worker_, hub_, std::move(slot_));
     connection->start(std::move(leftover));
 }
 
-void http_session::respond(http::status status, std::string body, bool keep_alive) {
+void http_session::respond(http::status status, std::string body, bool keep_alive, std::string_view content_type) {
     response_.emplace(status, 11);
     response_->set(http::field::server, "parleyd");
-    response_->set(http::field::content_type, "text/plain; charset=utf-8");
+    response_->set(http::field::content_type, content_type);
+    if (status == http::status::service_unavailable) {
+        response_->set(http::field::retry_after, "5");
+    }
     response_->body() = std::move(body);
     response_->keep_alive(keep_alive);
     response_->prepare_payload();
+    write_response(!keep_alive);
+}
+
+void http_session::write_response(bool close_after) {
     http::async_write(socket_, *response_,
-                      [self = shared_from_this(), keep_alive](boost::system::error_code ec, std::size_t) {
-                          self->on_write(ec, !keep_alive);
+                      [self = shared_from_this(), close_after](boost::system::error_code ec, std::size_t) {
+                          self->on_write(ec, close_after);
                       });
 }
 
@@ -160,12 +230,7 @@ void http_session::on_write(boost::system::error_code ec, bool close_after) {
         close();
         return;
     }
-    deadline_.expires_after(handshake_timeout);
-    deadline_.async_wait([weak = weak_from_this()](boost::system::error_code e) {
-        if (auto self = weak.lock(); self && !e) {
-            self->close();
-        }
-    });
+    arm_deadline();
     do_read();
 }
 

@@ -1,5 +1,8 @@
 #pragma once
 
+#include "rooms/worker_counters.hpp"
+#include "server/connection_limiter.hpp"
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -7,6 +10,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,36 +24,48 @@ namespace parley::server {
 class worker;
 
 // A connection while it speaks HTTP: Beast parses each request and writes each response.
-// Routes: the ws path upgrades to a ws_connection (after checking the handshake), /healthz
-// answers 200 "ok", anything else 404; a malformed request gets 400 and the connection closes.
-// A request head must arrive within the handshake timeout.
+// Routes: the ws path upgrades to a ws_connection (after checking the handshake and the
+// Origin), /healthz answers 200 while the process runs, /readyz 200 until shutdown begins and
+// 503 after, /metrics the Prometheus text (when enabled), anything else 404; a malformed
+// request gets 400 and the connection closes. A request head must arrive within the handshake
+// timeout. A connection accepted over a connection limit (`refused`) answers its request with
+// 503 and closes.
 // Thread: the owning worker's thread.
 class http_session : public std::enable_shared_from_this<http_session> {
 public:
-    http_session(boost::asio::ip::tcp::socket socket, worker& owner, rooms::chat_hub& hub);
+    http_session(boost::asio::ip::tcp::socket socket, worker& owner, rooms::chat_hub& hub,
+                 const std::atomic<bool>& accepting, connection_slot slot,
+                 std::optional<rooms::reject_reason> refused);
     void start();
 
 private:
     using request_parser = boost::beast::http::request_parser<boost::beast::http::empty_body>;
     using response = boost::beast::http::response<boost::beast::http::string_body>;
 
+    void arm_deadline();
     void do_read();
     void on_read(boost::system::error_code ec);
     void route();
     void upgrade();
-    void respond(boost::beast::http::status status, std::string body, bool keep_alive);
+    void reject(rooms::reject_reason reason, boost::beast::http::status status, std::string body);
+    void respond(boost::beast::http::status status, std::string body, bool keep_alive,
+                 std::string_view content_type = "text/plain; charset=utf-8");
+    void write_response(bool close_after);
     void on_write(boost::system::error_code ec, bool close);
     void on_upgrade_written(boost::system::error_code ec);
     void close();
+    std::string metrics_text() const;
 
     boost::asio::ip::tcp::socket socket_;
     worker& worker_;
     rooms::chat_hub& hub_;
+    const std::atomic<bool>& accepting_;
+    connection_slot slot_;
+    std::optional<rooms::reject_reason> refused_;
     boost::beast::flat_buffer buffer_;
     std::optional<request_parser> parser_;
     std::optional<response> response_;
     boost::asio::steady_timer deadline_;
-    std::string peer_;
 };
 
 }  // namespace parley::server

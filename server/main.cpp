@@ -1,15 +1,27 @@
 // parleyd: the parley chat server daemon.
 
+#include "config/loader.hpp"
+#include "server/logging.hpp"
 #include "server/options.hpp"
 #include "server/server.hpp"
 
 #include <boost/system/system_error.hpp>
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <csignal>
 #include <cstdio>
 #include <exception>
+
+namespace {
+
+// Prints every problem of a configuration that failed to load, one per line.
+void print_errors(const parley::config::load_result& loaded) {
+    for (const auto& e : loaded.errors) {
+        std::fprintf(stderr, "parleyd: %s\n", e.text().c_str());
+    }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     auto cli = parley::server::parse_command_line(argc, argv);
@@ -25,19 +37,39 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "parleyd: %s (see parleyd --help)\n", cli.error.c_str());
         return 2;
     }
-    const auto& settings = cli.settings;
 
-    auto logger = spdlog::stdout_logger_mt("parley");
-    spdlog::set_default_logger(logger);
-    spdlog::set_level(spdlog::level::from_str(settings.log_level));
-    spdlog::flush_on(spdlog::level::info);
+    parley::config::load_result loaded = parley::config::load(cli.source);
+    const char* origin = loaded.path.empty() ? "built-in defaults" : loaded.path.c_str();
+    if (cli.check_config) {
+        if (!loaded.ok()) {
+            print_errors(loaded);
+            std::fprintf(stderr, "parleyd: configuration %s has %zu problem(s)\n", origin, loaded.errors.size());
+            return 1;
+        }
+        std::printf("parleyd: configuration %s is valid\n", origin);
+        return 0;
+    }
+    if (!loaded.ok()) {
+        print_errors(loaded);
+        std::fprintf(stderr, "parleyd: not starting: configuration %s has %zu problem(s)\n", origin,
+                     loaded.errors.size());
+        return 1;
+    }
+    const auto& settings = loaded.value;
+
+    try {
+        parley::server::setup_logging({settings.log_level, settings.log_format, settings.log_file});
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "parleyd: %s\n", e.what());
+        return 1;
+    }
 
     // Writes use MSG_NOSIGNAL; this also covers any path that does not.
     std::signal(SIGPIPE, SIG_IGN);
 
     std::unique_ptr<parley::server::server> daemon;
     try {
-        daemon = std::make_unique<parley::server::server>(settings);
+        daemon = std::make_unique<parley::server::server>(settings, cli.source);
     } catch (const boost::system::system_error& e) {
         // The code's message alone ("Address already in use"): what() also names library internals.
         std::fprintf(stderr, "parleyd: cannot listen on %s:%u: %s\n", settings.bind.c_str(),
@@ -49,8 +81,8 @@ int main(int argc, char** argv) {
         return 1;
     }
     auto endpoint = daemon->local_endpoint();
-    spdlog::info("parleyd {} listening on {}:{} threads={} ws_path={}", PARLEY_VERSION, endpoint.address().to_string(),
-                 endpoint.port(), daemon->thread_count(), settings.ws_path);
+    spdlog::info("parleyd {} listening on {}:{} threads={} ws_path={} config={}", PARLEY_VERSION,
+                 endpoint.address().to_string(), endpoint.port(), daemon->thread_count(), settings.ws_path, origin);
     try {
         daemon->run();
     } catch (const std::exception& e) {

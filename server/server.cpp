@@ -3,12 +3,15 @@
 #include "rooms/chat_hub.hpp"
 #include "rooms/chat_session.hpp"
 #include "server/http_session.hpp"
+#include "server/logging.hpp"
+#include "server/systemd_notify.hpp"
 #include "server/worker.hpp"
 
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace parley::server {
@@ -16,12 +19,13 @@ namespace parley::server {
 namespace asio = boost::asio;
 using asio::ip::tcp;
 
-namespace {
-constexpr std::chrono::milliseconds shutdown_grace{2000};
-}
-
-server::server(const config::settings& settings)
-    : settings_(settings), acceptor_(main_io_), signals_(main_io_, SIGINT, SIGTERM), accept_retry_(main_io_) {
+server::server(const config::settings& settings, config::config_source source)
+    : settings_(settings),
+      source_(std::move(source)),
+      acceptor_(main_io_),
+      stop_signals_(main_io_, SIGINT, SIGTERM),
+      reload_signal_(main_io_, SIGHUP),
+      accept_retry_(main_io_) {
     unsigned threads = settings_.threads ? settings_.threads : std::max(1u, std::thread::hardware_concurrency());
     std::vector<rooms::worker_context*> contexts;
     for (unsigned i = 0; i < threads; ++i) {
@@ -56,16 +60,20 @@ server::~server() {
 }
 
 void server::run() {
-    signals_.async_wait([this](boost::system::error_code ec, int signal) {
-        if (!ec) {
-            spdlog::info("signal {} received, shutting down", signal);
-            stop();
-        }
-    });
+    wait_stop_signal();
+    wait_reload_signal();
     for (auto& w : workers_) {
-        w->start();
+        // The last worker to stop ends the main loop too (which still waits for signals).
+        w->start([this] {
+            asio::post(main_io_, [this] {
+                if (++stopped_workers_ == workers_.size()) {
+                    main_io_.stop();
+                }
+            });
+        });
     }
     do_accept();
+    systemd::ready("serving");
     main_io_.run();
     for (auto& w : workers_) {
         w->join();
@@ -73,20 +81,105 @@ void server::run() {
     spdlog::info("parleyd stopped");
 }
 
-void server::stop() {
-    asio::post(main_io_, [this] {
-        if (stopping_) {
+void server::wait_stop_signal() {
+    stop_signals_.async_wait([this](boost::system::error_code ec, int signal) {
+        if (ec) {
             return;
         }
-        stopping_ = true;
-        boost::system::error_code ec;
-        acceptor_.close(ec);
-        accept_retry_.cancel();
-        signals_.cancel();
-        for (auto& w : workers_) {
-            w->shutdown(shutdown_grace);
+        if (stopping_) {
+            // The admin (or a supervisor) insists: no more waiting for clients.
+            spdlog::warn("signal {} received again during shutdown: exiting now", signal);
+            spdlog::default_logger()->flush();
+            std::_Exit(1);
+        }
+        spdlog::info("signal {} received, shutting down", signal);
+        do_stop();
+        wait_stop_signal();
+    });
+}
+
+void server::wait_reload_signal() {
+    reload_signal_.async_wait([this](boost::system::error_code ec, int) {
+        if (ec) {
+            return;
+        }
+        do_reload();
+        wait_reload_signal();
+    });
+}
+
+void server::reload() {
+    asio::post(main_io_, [this] { do_reload(); });
+}
+
+void server::do_reload() {
+    if (stopping_) {
+        return;
+    }
+    systemd::reloading();
+    config::load_result loaded = config::load(source_);
+    if (!loaded.ok()) {
+        spdlog::error("reload rejected, the running configuration stays in force: {} problem(s) in {}",
+                      loaded.errors.size(), loaded.path.empty() ? "the configuration" : loaded.path);
+        for (const auto& e : loaded.errors) {
+            spdlog::error("  {}", e.text());
+        }
+        systemd::ready("reload rejected");
+        return;
+    }
+    config::reload_plan plan = config::plan_reload(settings_, loaded.value);
+    // Applied before it is logged: whoever sees a "reload:" line (an admin, a test) may rely on
+    // the change, since each worker gets the new settings ahead of any later client request.
+    settings_ = std::move(plan.next);
+    set_log_level(settings_.log_level);
+    hub_->update_settings(settings_);
+    for (const auto& line : plan.needs_restart) {
+        spdlog::warn("reload: {}", line);
+    }
+    for (const auto& line : plan.applied) {
+        spdlog::info("reload: {}", line);
+    }
+    if (plan.applied.empty()) {
+        spdlog::info("reload: {} read, nothing changed that a reload applies",
+                     loaded.path.empty() ? "built-in defaults" : loaded.path);
+    }
+    systemd::ready("serving");
+}
+
+void server::stop() {
+    asio::post(main_io_, [this] {
+        if (!stopping_) {
+            do_stop();
         }
     });
+}
+
+void server::do_stop() {
+    stopping_ = true;
+    systemd::stopping();
+    // Refuse new work first: no new connections, /readyz 503 for the load balancer, upgrades
+    // that were already on their way get 503.
+    accepting_.store(false, std::memory_order_relaxed);
+    boost::system::error_code ec;
+    acceptor_.close(ec);
+    accept_retry_.cancel();
+    reload_signal_.cancel();
+    auto window = std::chrono::milliseconds(settings_.shutdown_close_window_ms);
+    auto deadline = std::chrono::milliseconds(settings_.shutdown_timeout_ms);
+    spdlog::info("shutdown: closing connections over {} ms, at most {} ms", window.count(), deadline.count());
+    for (auto& w : workers_) {
+        // Every loop runs until all workers have closed their connections: an idle worker keeps
+        // answering its keep-alive HTTP connections (/readyz 503) meanwhile.
+        w->shutdown(window, deadline, [this] {
+            asio::post(main_io_, [this] {
+                if (++drained_workers_ == workers_.size()) {
+                    for (auto& each : workers_) {
+                        each->stop();
+                    }
+                }
+            });
+        });
+    }
 }
 
 void server::do_accept() {
@@ -109,7 +202,18 @@ void server::do_accept() {
             });
             return;
         }
-        auto session = std::make_shared<http_session>(std::move(socket), target, *hub_);
+        boost::system::error_code peer_ec;
+        auto remote = socket.remote_endpoint(peer_ec);
+        peer_address peer = peer_ec ? peer_address{} : peer_address::from(remote.address(), remote.port());
+        connection_slot slot;
+        std::optional<rooms::reject_reason> refused;
+        switch (limiter_.try_admit(peer, settings_.max_connections, settings_.max_connections_per_ip, slot)) {
+        case connection_limiter::verdict::admitted: break;
+        case connection_limiter::verdict::over_total: refused = rooms::reject_reason::max_connections; break;
+        case connection_limiter::verdict::over_per_ip: refused = rooms::reject_reason::max_connections_per_ip; break;
+        }
+        auto session = std::make_shared<http_session>(std::move(socket), target, *hub_, accepting_, std::move(slot),
+                                                      refused);
         asio::post(target.io(), [session] { session->start(); });
         do_accept();
     });

@@ -1,12 +1,15 @@
 #pragma once
 
+#include "config/loader.hpp"
 #include "config/settings.hpp"
+#include "server/connection_limiter.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -18,12 +21,13 @@ namespace parley::server {
 
 class worker;
 
-// The daemon: N workers, one listener handing accepted sockets to them round-robin, the chat hub,
-// and SIGINT/SIGTERM handling. The constructor binds and listens (throws on failure); run()
-// serves until a stop signal and returns after every worker has stopped.
+// The daemon: N workers, one listener handing accepted sockets to them round-robin, the chat
+// hub, and the signals: SIGHUP reloads the configuration from `source`, SIGINT/SIGTERM begin a
+// graceful shutdown, a second one ends the process at once. The constructor binds and listens
+// (throws on failure); run() serves until shut down and returns after every worker stopped.
 class server {
 public:
-    explicit server(const config::settings& settings);
+    server(const config::settings& settings, config::config_source source);
     ~server();
 
     boost::asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
@@ -32,18 +36,30 @@ public:
     void run();
     // Thread: any. Begins the shutdown that run() waits for.
     void stop();
+    // Thread: any. Re-reads the configuration (what SIGHUP does).
+    void reload();
 
 private:
     void do_accept();
+    void wait_stop_signal();
+    void wait_reload_signal();
+    void do_reload();
+    void do_stop();
 
-    config::settings settings_;
+    config::settings settings_;      // what runs now; changed only by reloads, on the main thread
+    config::config_source source_;   // where reloads read from (file and command-line overrides)
     boost::asio::io_context main_io_;  // listener and signals, on the thread that calls run()
     std::vector<std::unique_ptr<worker>> workers_;
     std::unique_ptr<rooms::chat_hub> hub_;
+    connection_limiter limiter_;
+    std::atomic<bool> accepting_{true};  // false once shutdown begins: /readyz 503, upgrades 503
     boost::asio::ip::tcp::acceptor acceptor_;
-    boost::asio::signal_set signals_;
+    boost::asio::signal_set stop_signals_;
+    boost::asio::signal_set reload_signal_;
     boost::asio::steady_timer accept_retry_;
     std::size_t next_worker_ = 0;
+    std::size_t stopped_workers_ = 0;
+    std::size_t drained_workers_ = 0;  // workers done closing their connections at shutdown
     bool stopping_ = false;
 };
 

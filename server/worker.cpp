@@ -1,5 +1,6 @@
 #include "server/worker.hpp"
 
+#include "protocol/frame_encoder.hpp"
 #include "server/ws_connection.hpp"
 
 #include <boost/asio/post.hpp>
@@ -14,6 +15,10 @@ namespace {
 // One read of this size drains what a busy client sent in one event; shared by the worker's
 // connections, so its size does not multiply with the connection count.
 constexpr std::size_t receive_buffer_size = 256 * 1024;
+// How often timeouts are checked; also the resolution of every connection timeout.
+constexpr std::chrono::milliseconds housekeeping_period{250};
+// Shutdown closes one batch per step of this length across the close window.
+constexpr std::chrono::milliseconds close_step{50};
 }  // namespace
 
 worker::worker(std::uint32_t index)
@@ -24,7 +29,11 @@ worker::worker(std::uint32_t index)
       io_(std::make_unique<asio::io_context>()),
       work_(asio::make_work_guard(*io_)),
       chat_(index, *this),
-      receive_buffer_(receive_buffer_size) {}
+      receive_buffer_(receive_buffer_size),
+      ping_frame_(protocol::shared_frame::copy_of(protocol::encode_frame(protocol::opcode::ping, {}))),
+      housekeeping_timer_(std::make_unique<asio::steady_timer>(*io_)),
+      shutdown_timer_(std::make_unique<asio::steady_timer>(*io_)),
+      batch_timer_(std::make_unique<asio::steady_timer>(*io_)) {}
 
 worker::~worker() {
     if (thread_.joinable()) {
@@ -35,14 +44,18 @@ worker::~worker() {
 
 void worker::post(std::function<void()> task) { asio::post(*io_, std::move(task)); }
 
-void worker::start() {
-    thread_ = std::thread([this] {
+void worker::start(std::function<void()> on_exit) {
+    asio::post(*io_, [this] { housekeeping(); });
+    thread_ = std::thread([this, on_exit = std::move(on_exit)] {
         try {
             io_->run();
         } catch (const std::exception& e) {
             // A handler that throws is a bug; log it loudly rather than lose the worker silently.
             spdlog::critical("worker {} stopped by an exception: {}", index_, e.what());
             std::terminate();
+        }
+        if (on_exit) {
+            on_exit();
         }
     });
 }
@@ -58,6 +71,10 @@ void worker::destroy_io() {
     // while it still exists.
     pending_flush_.clear();
     flushing_.clear();
+    to_close_.clear();
+    housekeeping_timer_.reset();
+    shutdown_timer_.reset();
+    batch_timer_.reset();
     io_.reset();
 }
 
@@ -93,31 +110,106 @@ void worker::detach(ws_connection* connection) {
     connections_[slot]->worker_slot = slot;
     connections_.pop_back();
     // io_ is null while destroy_io() tears the io_context down (and with it the last connections).
-    if (stopping_ && connections_.empty() && io_) {
-        work_.reset();
-        io_->stop();
+    // Not while batches are still being closed: those connections are already gone, and the
+    // last batch stops the loop itself.
+    if (stopping_ && connections_.empty() && io_ && to_close_.empty()) {
+        drained();
     }
 }
 
-void worker::shutdown(std::chrono::milliseconds grace) {
-    asio::post(*io_, [this, grace] {
-        stopping_ = true;
-        auto timer = std::make_shared<asio::steady_timer>(*io_, grace);
-        timer->async_wait([this, timer](boost::system::error_code) {
-            work_.reset();
-            io_->stop();
-        });
-        if (connections_.empty()) {
-            work_.reset();
-            io_->stop();
-            return;
-        }
-        // close() may detach connections from the list; walk a copy.
-        auto open = connections_;
-        for (ws_connection* c : open) {
-            c->close(protocol::close_code::going_away, "server shutting down");
+void worker::housekeeping() {
+    now_ms_ = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_).count());
+    // check_timeouts() only queues frames and starts closes; it never detaches a connection, so
+    // the list cannot change under this loop.
+    for (ws_connection* c : connections_) {
+        c->check_timeouts(now_ms_);
+    }
+    housekeeping_timer_->expires_after(housekeeping_period);
+    housekeeping_timer_->async_wait([this](boost::system::error_code ec) {
+        if (!ec) {
+            housekeeping();
         }
     });
+}
+
+void worker::stop_loop() {
+    housekeeping_timer_->cancel();
+    batch_timer_->cancel();
+    shutdown_timer_->cancel();
+    work_.reset();
+    io_->stop();
+}
+
+void worker::stop() {
+    asio::post(*io_, [this] { stop_loop(); });
+}
+
+void worker::drained() {
+    // The loop itself keeps running: a worker without WebSocket connections may still hold
+    // keep-alive HTTP connections (a load balancer polling /readyz), which get their 503 until
+    // every worker is done and the server stops them all.
+    if (!drained_) {
+        drained_ = true;
+        if (on_drained_) {
+            on_drained_();
+        }
+    }
+}
+
+void worker::shutdown(std::chrono::milliseconds window, std::chrono::milliseconds deadline,
+                      std::function<void()> on_drained) {
+    asio::post(*io_, [this, window, deadline, on_drained = std::move(on_drained)]() mutable {
+        stopping_ = true;
+        on_drained_ = std::move(on_drained);
+        shutdown_timer_->expires_after(deadline);
+        shutdown_timer_->async_wait([this](boost::system::error_code ec) {
+            if (!ec) {
+                spdlog::warn("worker {}: shutdown timeout with {} connections still open", index_, connections_.size());
+                drained();
+            }
+        });
+        if (connections_.empty()) {
+            drained();
+            return;
+        }
+        for (ws_connection* c : connections_) {
+            to_close_.push_back(c->weak_from_this());
+        }
+        next_to_close_ = 0;
+        std::size_t steps = std::max<std::size_t>(1, static_cast<std::size_t>(window / close_step));
+        std::size_t per_step = (to_close_.size() + steps - 1) / steps;
+        close_batch(per_step);
+    });
+}
+
+void worker::close_batch(std::size_t count) {
+    for (std::size_t done = 0; done < count && next_to_close_ < to_close_.size(); ++done) {
+        // Queued after every frame the client already has in its queue: messages sent before
+        // the shutdown still reach it, then the 1001.
+        if (auto c = to_close_[next_to_close_++].lock()) {
+            c->close(protocol::close_code::going_away, "server shutting down");
+        }
+    }
+    if (next_to_close_ < to_close_.size()) {
+        batch_timer_->expires_after(close_step);
+        batch_timer_->async_wait([this, count](boost::system::error_code ec) {
+            if (!ec) {
+                close_batch(count);
+            }
+        });
+        return;
+    }
+    to_close_.clear();
+    next_to_close_ = 0;
+    // Connections that upgraded after the shutdown began (their request was already in flight).
+    auto late = connections_;
+    for (ws_connection* c : late) {
+        c->close(protocol::close_code::going_away, "server shutting down");
+    }
+    if (connections_.empty()) {
+        drained();
+    }
 }
 
 }  // namespace parley::server

@@ -5,6 +5,7 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -33,11 +34,17 @@ public:
     // Thread: any. Runs task on this worker's thread.
     void post(std::function<void()> task) override;
 
-    void start();  // starts the thread
+    // Starts the thread; on_exit runs on it after the loop has stopped.
+    void start(std::function<void()> on_exit = {});
     void join();   // waits for the thread to end
-    // Thread: any. Closes every connection with 1001 and stops the loop once they are gone or
-    // after `grace`.
-    void shutdown(std::chrono::milliseconds grace);
+    // Thread: any. Closes every connection with 1001, in batches spread evenly over `window`
+    // (so clients do not all reconnect in the same instant), each after its queued frames; calls
+    // on_drained (on this worker's thread, once) when they are gone, or at `deadline` at the
+    // latest. The loop keeps running, and answering plain HTTP (/readyz 503), until stop().
+    void shutdown(std::chrono::milliseconds window, std::chrono::milliseconds deadline,
+                  std::function<void()> on_drained);
+    // Thread: any. Stops the loop (after shutdown() reported drained on every worker).
+    void stop();
     // Destroys the io_context and with it every handler and connection still pending. Call after
     // join() and before the chat hub goes away.
     void destroy_io();
@@ -48,9 +55,18 @@ public:
     void attach(ws_connection* connection);
     void detach(ws_connection* connection);
     std::size_t connection_count() const { return connections_.size(); }
+    // Milliseconds since the worker started, updated by the housekeeping tick (a few times a
+    // second): precise enough for timeouts, and reading it costs no clock call.
+    std::uint64_t now_ms() const { return now_ms_; }
+    // One ping frame, encoded once, shared by every keepalive ping of this worker.
+    const protocol::shared_frame& ping_frame() const { return ping_frame_; }
 
 private:
     void flush_pending();
+    void housekeeping();
+    void close_batch(std::size_t count);
+    void stop_loop();
+    void drained();  // reports the end of shutdown once
 
     std::uint32_t index_;
     std::unique_ptr<boost::asio::io_context> io_;
@@ -62,7 +78,17 @@ private:
     std::vector<std::shared_ptr<ws_connection>> flushing_;
     bool flush_posted_ = false;
     bool stopping_ = false;
-    std::vector<ws_connection*> connections_;  // for shutdown; index kept in each connection
+    bool drained_ = false;
+    std::function<void()> on_drained_;
+    std::vector<ws_connection*> connections_;  // for timeouts and shutdown; index kept in each
+    std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+    std::uint64_t now_ms_ = 0;
+    protocol::shared_frame ping_frame_;
+    std::unique_ptr<boost::asio::steady_timer> housekeeping_timer_;
+    std::unique_ptr<boost::asio::steady_timer> shutdown_timer_;   // the deadline
+    std::unique_ptr<boost::asio::steady_timer> batch_timer_;      // spreads the 1001 closes
+    std::vector<std::weak_ptr<ws_connection>> to_close_;         // open at shutdown, not yet closed
+    std::size_t next_to_close_ = 0;
 };
 
 }  // namespace parley::server

@@ -26,31 +26,35 @@ constexpr std::size_t max_iov = 256;
 constexpr int reads_per_turn = 4;
 }  // namespace
 
-ws_connection::ws_connection(asio::ip::tcp::socket socket, worker& owner, rooms::chat_hub& hub)
+ws_connection::ws_connection(asio::ip::tcp::socket socket, worker& owner, rooms::chat_hub& hub, connection_slot slot)
     : socket_(std::move(socket)),
       worker_(owner),
-      parser_(hub.settings().max_message_bytes),
+      parser_(owner.chat().settings().max_message_bytes),
       chat_(hub, owner.chat(), *this),
-      queue_limit_(hub.settings().write_queue_limit_bytes) {
+      slot_(std::move(slot)),
+      opened_at_(std::chrono::steady_clock::now()),
+      opened_ms_(owner.now_ms()),
+      last_rx_ms_(opened_ms_) {
     boost::system::error_code ec;
     socket_.non_blocking(true, ec);
     socket_.set_option(asio::ip::tcp::no_delay(true), ec);
     worker_.attach(this);
+    auto& counters = worker_.chat().counters();
+    counters.connections_open.add();
+    counters.connections_total.add();
 }
 
 ws_connection::~ws_connection() {
     if (phase_ != phase::closed) {
         worker_.detach(this);
+        worker_.chat().counters().connections_open.sub();
+        queue_bytes_changed(queue_.bytes());
     }
 }
 
 void ws_connection::start(std::string leftover) {
     if (spdlog::should_log(spdlog::level::debug)) {
-        // The peer address is looked up only for the log: an open connection does not keep it.
-        boost::system::error_code ec;
-        auto peer = socket_.remote_endpoint(ec);
-        spdlog::debug("[c{}.{}] open peer={}:{}", worker_.index(), chat_.handle().session, peer.address().to_string(),
-                      peer.port());
+        spdlog::debug("[c{}.{}] connection open peer={}", worker_.index(), chat_.handle().session, slot_.peer().text());
     }
     if (!leftover.empty()) {
         consume(leftover.data(), leftover.size());
@@ -77,6 +81,9 @@ void ws_connection::on_readable() {
     for (int turn = 0; turn < reads_per_turn && phase_ != phase::closed; ++turn) {
         ssize_t n = ::recv(socket_.native_handle(), buffer.data(), buffer.size(), 0);
         if (n > 0) {
+            worker_.chat().counters().bytes_received.add(static_cast<std::uint64_t>(n));
+            last_rx_ms_ = worker_.now_ms();
+            ping_outstanding_ = false;
             consume(buffer.data(), static_cast<std::size_t>(n));
             if (static_cast<std::size_t>(n) < buffer.size()) {
                 break;  // drained what the kernel had
@@ -105,6 +112,8 @@ void ws_connection::consume(char* data, std::size_t size) {
     if (phase_ == phase::closed) {
         return;
     }
+    // Read per call, so a reload that changes the limit applies from the next message on.
+    parser_.set_max_message(worker_.chat().settings().max_message_bytes);
     protocol::parse_result result = parser_.feed(data, size, *this);
     if (result.ok || phase_ != phase::open) {
         // While closing, frames are parsed only to see the client's close frame; a client that
@@ -148,6 +157,8 @@ void ws_connection::on_close(std::uint16_t code, std::string_view) {
     close_queued_ = true;
     queue_control(shared_frame::copy_of(frame));
     arm_close_timer(close_linger);
+    closing_->code = code;
+    closing_->reason = "closed by client";
     asio::post(worker_.io(), [self = shared_from_this()] { self->chat_.end(true); });
 }
 
@@ -155,25 +166,58 @@ void ws_connection::send(const shared_frame& frame) {
     if (phase_ != phase::open) {
         return;
     }
-    if (queue_.bytes() + frame.size() > queue_limit_) {
-        spdlog::info("[c{}.{}] slow consumer closed: {} bytes queued, limit {}", worker_.index(),
-                     chat_.handle().session, queue_.bytes(), queue_limit_);
+    std::size_t limit = worker_.chat().settings().write_queue_limit_bytes;
+    if (queue_.bytes() + frame.size() > limit) {
+        spdlog::info("[c{}.{}] slow consumer closed: peer={} user={} queued_bytes={} limit={}", worker_.index(),
+                     chat_.handle().session, slot_.peer().text(), chat_.user(), queue_.bytes(), limit);
+        worker_.chat().counters().slow_consumer_closes.add();
+        std::size_t before = queue_.bytes();
         queue_.drop_unstarted();
+        queue_bytes_changed(before);
         start_close(close_code::policy_violation, "slow consumer");
         return;
     }
+    push_frame(frame);
+}
+
+void ws_connection::queue_control(const shared_frame& frame) { push_frame(frame); }
+
+void ws_connection::push_frame(const shared_frame& frame) {
     queue_.push(frame);
+    worker_.chat().counters().write_queue_bytes.add(frame.size());
     if (!flush_scheduled_ && !write_waiting_) {
         flush_scheduled_ = true;
         worker_.schedule_flush(shared_from_this());
     }
 }
 
-void ws_connection::queue_control(const shared_frame& frame) {
-    queue_.push(frame);
-    if (!flush_scheduled_ && !write_waiting_) {
-        flush_scheduled_ = true;
-        worker_.schedule_flush(shared_from_this());
+// Keeps the worker's queued-bytes gauge in step after the queue shrank from `before` bytes.
+void ws_connection::queue_bytes_changed(std::size_t before) {
+    worker_.chat().counters().write_queue_bytes.sub(before - queue_.bytes());
+}
+
+void ws_connection::check_timeouts(std::uint64_t now_ms) {
+    if (phase_ != phase::open) {
+        return;
+    }
+    const auto& s = worker_.chat().settings();
+    auto& counters = worker_.chat().counters();
+    if (s.login_timeout_ms != 0 && !chat_.logged_in() && now_ms - opened_ms_ >= s.login_timeout_ms) {
+        counters.idle_closes.add();
+        start_close(close_code::policy_violation, "login timeout");
+        return;
+    }
+    std::uint64_t silent = now_ms - last_rx_ms_;
+    if (s.idle_timeout_ms != 0 && silent >= s.idle_timeout_ms) {
+        counters.idle_closes.add();
+        start_close(close_code::going_away, "idle timeout");
+        return;
+    }
+    if (s.ping_interval_ms != 0 && silent >= s.ping_interval_ms && !ping_outstanding_) {
+        // Browsers answer pings by themselves: a live but quiet client stays connected, a dead
+        // one (no pong, no bytes) reaches the idle timeout.
+        ping_outstanding_ = true;
+        queue_control(worker_.ping_frame());
     }
 }
 
@@ -187,6 +231,8 @@ void ws_connection::start_close(close_code code, std::string_view reason) {
     close_queued_ = true;
     queue_control(shared_frame::copy_of(protocol::encode_close(code, reason)));
     arm_close_timer(close_linger);
+    closing_->code = static_cast<std::uint16_t>(code);
+    closing_->reason = reason;
     // Leave rooms from a task of our own: this may run inside a room's delivery loop or inside
     // the chat logic's own handler.
     asio::post(worker_.io(), [self = shared_from_this()] { self->chat_.end(true); });
@@ -213,7 +259,10 @@ void ws_connection::flush() {
         msg.msg_iovlen = count;
         ssize_t n = ::sendmsg(socket_.native_handle(), &msg, MSG_NOSIGNAL);
         if (n >= 0) {
-            queue_.consume(static_cast<std::size_t>(n));
+            auto& counters = worker_.chat().counters();
+            counters.bytes_sent.add(static_cast<std::uint64_t>(n));
+            counters.write_queue_bytes.sub(static_cast<std::uint64_t>(n));
+            counters.frames_sent.add(queue_.consume(static_cast<std::size_t>(n)));
             if (static_cast<std::size_t>(n) < total) {
                 wait_writable();  // the socket buffer is full
                 return;
@@ -263,11 +312,11 @@ void ws_connection::after_close_sent() {
 }
 
 void ws_connection::arm_close_timer(std::chrono::milliseconds after) {
-    if (!close_timer_) {
-        close_timer_ = std::make_unique<asio::steady_timer>(worker_.io());
+    if (!closing_) {
+        closing_ = std::make_unique<closing_state>(worker_.io());
     }
-    close_timer_->expires_after(after);
-    close_timer_->async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    closing_->timer.expires_after(after);
+    closing_->timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
         if (!ec) {
             self->terminate("close timeout");
         }
@@ -279,16 +328,23 @@ void ws_connection::terminate(const char* why) {
         return;
     }
     phase_ = phase::closed;
-    spdlog::debug("[c{}.{}] close reason=\"{}\" user={}", worker_.index(), chat_.handle().session, why,
-                  chat_.user());
-    if (close_timer_) {
-        close_timer_->cancel();
+    auto duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - opened_at_);
+    // One line per connection, written when it ends (like an access log): who, how long, why.
+    spdlog::info("[c{}.{}] connection closed peer={} user={} duration_ms={} close_code={} reason=\"{}\"",
+                 worker_.index(), chat_.handle().session, slot_.peer().text(), chat_.user().empty() ? "-" : chat_.user(),
+                 duration.count(), closing_ ? closing_->code : 0, closing_ ? closing_->reason : std::string(why));
+    if (closing_) {
+        closing_->timer.cancel();
     }
     boost::system::error_code ec;
     socket_.close(ec);
+    std::size_t before = queue_.bytes();
     queue_.clear();
+    queue_bytes_changed(before);
+    worker_.chat().counters().connections_open.sub();
     chat_.end(true);
     worker_.detach(this);
+    slot_.release();
 }
 
 }  // namespace parley::server

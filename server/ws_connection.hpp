@@ -3,6 +3,7 @@
 #include "protocol/frame_parser.hpp"
 #include "rooms/chat_session.hpp"
 #include "rooms/session_output.hpp"
+#include "server/connection_limiter.hpp"
 #include "server/frame_queue.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
@@ -27,7 +28,8 @@ class ws_connection final : public std::enable_shared_from_this<ws_connection>,
                             public rooms::session_output,
                             private protocol::frame_sink {
 public:
-    ws_connection(boost::asio::ip::tcp::socket socket, worker& owner, rooms::chat_hub& hub);
+    // slot: this connection's place in the connection limits (and its peer address).
+    ws_connection(boost::asio::ip::tcp::socket socket, worker& owner, rooms::chat_hub& hub, connection_slot slot);
     ~ws_connection() override;
 
     // Starts reading; `leftover` are bytes that arrived after the upgrade request.
@@ -39,6 +41,11 @@ public:
 
     // Called by the worker once per event-loop pass when this connection has queued frames.
     void flush();
+
+    // Called by the worker's housekeeping timer (a few times a second) with the worker's clock:
+    // closes a connection that did not log in within the login timeout, pings one that was
+    // silent for the ping interval, closes one silent for the idle timeout.
+    void check_timeouts(std::uint64_t now_ms);
 
     std::size_t worker_slot = 0;  // position in the worker's connection list
 
@@ -60,15 +67,28 @@ private:
     void after_close_sent();
     void arm_close_timer(std::chrono::milliseconds after);
     void terminate(const char* why);
+    void push_frame(const protocol::shared_frame& frame);
+    void queue_bytes_changed(std::size_t before);
 
     boost::asio::ip::tcp::socket socket_;
     worker& worker_;
     protocol::frame_parser parser_;
     frame_queue queue_;
     rooms::chat_session chat_;
-    std::unique_ptr<boost::asio::steady_timer> close_timer_;  // only while closing
-    std::size_t queue_limit_;
+    // Exists only once closing starts, so an open connection does not pay for it.
+    struct closing_state {
+        explicit closing_state(boost::asio::io_context& io) : timer(io) {}
+        boost::asio::steady_timer timer;
+        std::uint16_t code = 0;  // the close status we sent
+        std::string reason;      // why, for the log line
+    };
+    std::unique_ptr<closing_state> closing_;
+    connection_slot slot_;
+    std::chrono::steady_clock::time_point opened_at_;
+    std::uint64_t opened_ms_;   // worker clock at open (login timeout)
+    std::uint64_t last_rx_ms_;  // worker clock at the last bytes received (ping, idle timeout)
     phase phase_ = phase::open;
+    bool ping_outstanding_ = false;
     bool write_waiting_ = false;   // waiting for the socket to become writable
     bool flush_scheduled_ = false; // in the worker's flush list
     bool close_queued_ = false;    // our close frame is in the queue
