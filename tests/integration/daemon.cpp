@@ -8,7 +8,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #ifndef PARLEYD_PATH
@@ -40,8 +43,17 @@ std::string exit_status::describe() const {
     return text;
 }
 
-daemon_process::daemon_process(std::vector<std::string> extra_args) {
-    std::vector<std::string> args = {PARLEYD_PATH, "--bind", "127.0.0.1", "--port", "0", "--threads", "2"};
+daemon_process::daemon_process(std::vector<std::string> extra_args, std::string config_text) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "parley-test-XXXXXX.toml").string();
+    const int config_fd = ::mkstemps(pattern.data(), 5);
+    if (config_fd < 0) {
+        throw std::runtime_error(std::string("mkstemps: ") + std::strerror(errno));
+    }
+    ::close(config_fd);
+    config_path_ = pattern;
+    write_config(config_text);
+    std::vector<std::string> args = {PARLEYD_PATH, "--config", config_path_, "--bind", "127.0.0.1",
+                                     "--port",     "0",        "--threads",  "2"};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     // Everything the child needs is prepared before fork: between fork and exec only
     // async-signal-safe calls are allowed (this process has threads).
@@ -117,6 +129,48 @@ daemon_process::~daemon_process() {
     if (output_fd_ >= 0) {
         ::close(output_fd_);
     }
+    if (!config_path_.empty()) {
+        ::unlink(config_path_.c_str());
+    }
+}
+
+void daemon_process::write_config(const std::string& text) {
+    // Written to a new file and renamed over the old one, as editors and config managers do:
+    // the daemon never reads a half-written file.
+    const std::string next = config_path_ + ".new";
+    {
+        std::ofstream out(next, std::ios::trunc);
+        out << text;
+        if (!out) {
+            throw std::runtime_error("cannot write " + next);
+        }
+    }
+    if (::rename(next.c_str(), config_path_.c_str()) != 0) {
+        throw std::runtime_error(std::string("rename: ") + std::strerror(errno));
+    }
+}
+
+void daemon_process::send_signal(int signal) {
+    if (!reaped_) {
+        ::kill(pid_, signal);
+    }
+}
+
+std::size_t daemon_process::line_count() const {
+    std::lock_guard lock(mutex_);
+    return lines_.size();
+}
+
+bool daemon_process::wait_for_line(const std::string& text, std::size_t from, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] {
+        for (std::size_t i = from; i < lines_.size(); ++i) {
+            if (lines_[i].find(text) != std::string::npos) {
+                return true;
+            }
+        }
+        return false;
+    });
 }
 
 bool daemon_process::try_reap() {

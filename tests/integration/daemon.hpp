@@ -23,8 +23,9 @@ struct exit_status {
 
 // The real daemon as a child process, for one test.
 //
-// The constructor starts it with "--bind 127.0.0.1 --port 0 --threads 2" plus extra_args, its
-// stdout and stderr on one pipe, and waits up to 10 s for the line "listening on ADDR:PORT".
+// The constructor writes config_text to a fresh temporary file and starts the daemon with
+// "--config FILE --bind 127.0.0.1 --port 0 --threads 2" plus extra_args (so a config file
+// installed on the machine never leaks into a test), its stdout and stderr on one pipe, and waits up to 10 s for the line "listening on ADDR:PORT".
 // A background thread keeps reading the pipe (so the daemon never blocks on logging) and keeps
 // every line for diagnostics. Throws std::runtime_error, with the output so far, when the daemon
 // exits or stays silent instead.
@@ -32,7 +33,7 @@ struct exit_status {
 // The child gets SIGKILL if the test process dies first. Not thread-safe except output().
 class daemon_process {
 public:
-    explicit daemon_process(std::vector<std::string> extra_args = {});
+    explicit daemon_process(std::vector<std::string> extra_args = {}, std::string config_text = {});
     // Stops the daemon if stop() was not called.
     ~daemon_process();
     daemon_process(const daemon_process&) = delete;
@@ -48,6 +49,17 @@ public:
     // True while the process has not exited (reaps it if it has).
     bool running();
 
+    // The daemon's config file; write_config replaces its content (then send SIGHUP to reload).
+    const std::string& config_path() const { return config_path_; }
+    void write_config(const std::string& text);
+    void send_signal(int signal);
+
+    // Number of lines written so far, and a wait for a line containing text among those after
+    // line `from` (so a test can wait for the log of something it just caused).
+    std::size_t line_count() const;
+    bool wait_for_line(const std::string& text, std::size_t from,
+                       std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
+
     // Every line the daemon has written so far.
     std::vector<std::string> output() const;
     // The last count lines, joined, for failure messages.
@@ -59,6 +71,7 @@ private:
     // Non-blocking reap; true once the process is gone.
     bool try_reap();
 
+    std::string config_path_;
     pid_t pid_ = -1;
     int output_fd_ = -1;
     std::uint16_t port_ = 0;

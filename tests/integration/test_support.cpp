@@ -27,7 +27,7 @@ std::vector<std::string> relaxed_rate_args() {
 }
 
 void parley_test::SetUp() {
-    daemon_ = std::make_unique<daemon_process>(daemon_args());
+    daemon_ = std::make_unique<daemon_process>(daemon_args(), daemon_config());
 }
 
 void parley_test::TearDown() {
@@ -44,7 +44,7 @@ void parley_test::TearDown() {
 void parley_test::restart_daemon() {
     const exit_status status = daemon_->stop();
     EXPECT_TRUE(status.exited && status.code == 0) << "daemon on SIGTERM: " << status.describe();
-    daemon_ = std::make_unique<daemon_process>(daemon_args());
+    daemon_ = std::make_unique<daemon_process>(daemon_args(), daemon_config());
 }
 
 ws_client parley_test::connect(client_options options) {

@@ -24,6 +24,8 @@ class parley_test : public ::testing::Test {
 protected:
     // Extra daemon flags for every test of a fixture; derived fixtures override this.
     virtual std::vector<std::string> daemon_args() const { return relaxed_rate_args(); }
+    // The daemon's config file for every test of a fixture (TOML); empty by default.
+    virtual std::string daemon_config() const { return {}; }
 
     void SetUp() override;
     void TearDown() override;

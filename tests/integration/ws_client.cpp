@@ -57,7 +57,7 @@ std::string lower(std::string text) {
 }  // namespace
 
 ws_client::ws_client(std::uint16_t port, client_options options)
-    : port_(port), rng_(std::random_device{}()) {
+    : port_(port), headers_(options.headers), rng_(std::random_device{}()) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd_ < 0) {
         throw system_error("socket");
@@ -97,6 +97,7 @@ ws_client::~ws_client() {
 ws_client::ws_client(ws_client&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       port_(other.port_),
+      headers_(std::move(other.headers_)),
       in_(std::move(other.in_)),
       in_pos_(other.in_pos_),
       eof_(other.eof_),
@@ -111,6 +112,7 @@ ws_client& ws_client::operator=(ws_client&& other) noexcept {
         close_socket();
         fd_ = std::exchange(other.fd_, -1);
         port_ = other.port_;
+        headers_ = std::move(other.headers_);
         in_ = std::move(other.in_);
         in_pos_ = other.in_pos_;
         eof_ = other.eof_;
@@ -130,15 +132,26 @@ void ws_client::close_socket() {
     }
 }
 
-void ws_client::upgrade(std::string_view path, milliseconds timeout) {
-    const auto deadline = clock::now() + timeout;
-    const std::string key = make_websocket_key(rng_);
+std::string ws_client::upgrade_request(std::string_view path, const std::string& key) const {
     std::string request = "GET " + std::string(path) + " HTTP/1.1\r\n";
     request += "Host: 127.0.0.1:" + std::to_string(port_) + "\r\n";
     request += "Upgrade: websocket\r\nConnection: Upgrade\r\n";
     request += "Sec-WebSocket-Key: " + key + "\r\n";
-    request += "Sec-WebSocket-Version: 13\r\n\r\n";
-    send_raw(request, timeout);
+    request += "Sec-WebSocket-Version: 13\r\n";
+    for (const std::string& header : headers_) {
+        request += header + "\r\n";
+    }
+    return request + "\r\n";
+}
+
+std::string ws_client::upgrade_request(std::string_view path) {
+    return upgrade_request(path, make_websocket_key(rng_));
+}
+
+void ws_client::upgrade(std::string_view path, milliseconds timeout) {
+    const auto deadline = clock::now() + timeout;
+    const std::string key = make_websocket_key(rng_);
+    send_raw(upgrade_request(path, key), timeout);
 
     std::size_t head_end = std::string::npos;
     while ((head_end = in_.find("\r\n\r\n", in_pos_)) == std::string::npos) {

@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace parley::integration {
 
@@ -53,6 +54,8 @@ struct client_options {
     // SO_RCVBUF in bytes, set before connecting so the advertised window stays small;
     // 0 keeps the system default. Used to build slow consumers.
     int receive_buffer = 0;
+    // Extra header lines ("Origin: https://chat.example") sent with the upgrade request.
+    std::vector<std::string> headers{};
 };
 
 // A blocking WebSocket client over a plain TCP socket, for tests.
@@ -74,6 +77,10 @@ public:
     // Sends the upgrade request (random key) and checks for 101 with the right
     // Sec-WebSocket-Accept. Throws std::runtime_error with the response on failure.
     void upgrade(std::string_view path = "/ws", milliseconds timeout = default_timeout);
+
+    // The request upgrade() sends (with a fresh random key and the headers of the options), for
+    // tests that send it with raw_http() to see a refusal (403, 426, 503) as it is.
+    std::string upgrade_request(std::string_view path = "/ws");
 
     // Sends request unchanged and returns the raw response: one complete response, or whatever
     // arrived until the server closed the connection or the timeout passed.
@@ -141,8 +148,11 @@ private:
     // Records a close frame's code; answers it unless this side already sent one.
     void on_close_frame(const ws_frame& frame);
 
+    std::string upgrade_request(std::string_view path, const std::string& key) const;
+
     int fd_ = -1;
     std::uint16_t port_ = 0;
+    std::vector<std::string> headers_;
     std::string in_;
     std::size_t in_pos_ = 0;
     bool eof_ = false;
