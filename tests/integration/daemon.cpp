@@ -196,6 +196,17 @@ bool daemon_process::running() {
     return !try_reap();
 }
 
+bool daemon_process::wait_exit(std::chrono::milliseconds timeout) {
+    const auto deadline = clock::now() + timeout;
+    while (running()) {
+        if (clock::now() >= deadline) {
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+}
+
 exit_status daemon_process::stop(std::chrono::milliseconds timeout) {
     if (!reaped_) {
         ::kill(pid_, SIGTERM);

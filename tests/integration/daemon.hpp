@@ -48,6 +48,10 @@ public:
 
     // True while the process has not exited (reaps it if it has).
     bool running();
+    // Waits up to timeout for the daemon to exit by itself, signalling nobody; true once it has
+    // (then stop() only returns its status). For tests that sent SIGTERM themselves: a stop()
+    // right after would be a second signal, which the daemon answers with an immediate exit 1.
+    bool wait_exit(std::chrono::milliseconds timeout);
 
     // The daemon's config file; write_config replaces its content (then send SIGHUP to reload).
     const std::string& config_path() const { return config_path_; }

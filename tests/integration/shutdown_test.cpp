@@ -54,19 +54,6 @@ TEST_F(ShutdownTest, SilentClientDoesNotHoldUpShutdown) {
 
 using clock = std::chrono::steady_clock;
 
-// Waits up to timeout for the daemon to exit by itself; true once it has (then stop() only
-// returns its status: it signals nobody).
-bool wait_exit(daemon_process& daemon, milliseconds timeout) {
-    const auto deadline = clock::now() + timeout;
-    while (daemon.running()) {
-        if (clock::now() >= deadline) {
-            return false;
-        }
-        std::this_thread::sleep_for(milliseconds(5));
-    }
-    return true;
-}
-
 // The log line written once the daemon has stopped accepting (after /readyz turned 503 and the
 // listening socket closed).
 constexpr const char* shutdown_begun = "shutdown: closing connections";
@@ -82,7 +69,7 @@ protected:
     }
     // After begin_shutdown(): the daemon must exit by itself with status 0 within timeout.
     void expect_clean_exit(milliseconds timeout) {
-        ASSERT_TRUE(wait_exit(*daemon_, timeout)) << "the daemon did not exit within " << timeout.count() << " ms";
+        ASSERT_TRUE(daemon_->wait_exit(timeout)) << "the daemon did not exit within " << timeout.count() << " ms";
         const exit_status status = daemon_->stop();
         EXPECT_TRUE(status.exited && status.code == 0) << status.describe();
     }
@@ -226,7 +213,7 @@ TEST_F(SecondSigtermTest, SecondSigtermExitsAtOnce) {
     const std::size_t from = daemon_->line_count();
     const auto again = clock::now();
     daemon_->send_signal(SIGTERM);
-    const bool exited = wait_exit(*daemon_, milliseconds(2000));
+    const bool exited = daemon_->wait_exit(milliseconds(2000));
     EXPECT_TRUE(exited) << "still running 2 s after the second SIGTERM";
     EXPECT_LT(clock::now() - again, milliseconds(2000));
     // What server.cpp does on a second signal: logs it and exits with status 1 at once.

@@ -73,6 +73,7 @@ TEST(SystemdNotifyTest, ReadyAfterListeningThenReloadingAndStopping) {
     daemon.send_signal(SIGTERM);
     std::string stopping = manager.next();
     EXPECT_NE(stopping.find("STOPPING=1"), std::string::npos) << "got: " << stopping;
+    ASSERT_TRUE(daemon.wait_exit(std::chrono::milliseconds(10000))) << "no exit 10 s after SIGTERM";
     exit_status status = daemon.stop();
     EXPECT_TRUE(status.exited && status.code == 0) << status.describe();
 }
