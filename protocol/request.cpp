@@ -1,13 +1,14 @@
 #include "protocol/request.hpp"
 
-#include <nlohmann/json.hpp>
+#include "protocol/json_reader.hpp"
+#include "protocol/json_text.hpp"
 
 #include <array>
+#include <charconv>
+#include <limits>
 
 namespace parley::protocol {
 namespace {
-
-using json = nlohmann::json;
 
 constexpr std::array<std::pair<std::string_view, request_type>, 9> type_names{{
     {"login", request_type::login},
@@ -47,77 +48,116 @@ std::string prefix_of(std::string_view text, std::size_t max) {
     return std::string(text.substr(0, max));
 }
 
-parse_result_request failure(error_code code, std::string message, std::string id = {}) {
-    parse_result_request r;
-    r.error = code;
-    r.message = std::move(message);
-    r.id = std::move(id);
-    return r;
+// Turns the result into an error, keeping the request's id to echo when it was read.
+void fail(parse_result_request& result, error_code code, std::string message, bool with_id) {
+    if (with_id) {
+        result.id = std::move(result.value->id);
+    }
+    result.value.reset();
+    result.error = code;
+    result.message = std::move(message);
 }
 
+// The members a request can use; the reader keeps the last value of each and skips the rest.
+enum field : std::size_t { type_field, id_field, user_field, token_field, room_field, to_field, text_field,
+                           after_field, before_field, epoch_field, limit_field, field_count };
+
+constexpr std::array<std::string_view, field_count> field_names{
+    "type", "id", "user", "token", "room", "to", "text", "after", "before", "epoch", "limit",
+};
+
+using fields = std::array<std::optional<json_value>, field_count>;
+
+std::string field_error(field f, std::string_view rule) {
+    std::string error = "field '";
+    error.append(field_names[f]).append("' ").append(rule);
+    return error;
+}
+
+bool is_absent(const std::optional<json_value>& value) { return !value || value->kind == json_kind::null; }
+
 // Reads a required string field; returns false (with the error in out) when absent or not a string.
-bool take_string(const json& object, const char* field, std::string& value, std::string& error) {
-    auto it = object.find(field);
-    if (it == object.end() || !it->is_string()) {
-        error = std::string("field '") + field + "' must be a string";
+bool take_string(const fields& object, field f, std::string& value, std::string& error) {
+    const auto& member = object[f];
+    if (!member || member->kind != json_kind::string) {
+        error = field_error(f, "must be a string");
         return false;
     }
-    value = it->get_ref<const std::string&>();
+    assign_string(value, *member);
     return true;
 }
 
-bool take_optional_string(const json& object, const char* field, std::string& value, std::string& error) {
-    auto it = object.find(field);
-    if (it == object.end() || it->is_null()) {
+bool take_optional_string(const fields& object, field f, std::string& value, std::string& error) {
+    if (is_absent(object[f])) {
         return true;
     }
-    return take_string(object, field, value, error);
+    return take_string(object, f, value, error);
 }
 
 // Optional non-negative integer field.
-bool take_optional_count(const json& object, const char* field, std::optional<std::int64_t>& value,
-                         std::string& error) {
-    auto it = object.find(field);
-    if (it == object.end() || it->is_null()) {
+bool take_optional_count(const fields& object, field f, std::optional<std::int64_t>& value, std::string& error) {
+    const auto& member = object[f];
+    if (is_absent(member)) {
         return true;
     }
-    if (it->is_number_unsigned()) {
-        auto v = it->get<std::uint64_t>();
-        if (v <= static_cast<std::uint64_t>(INT64_MAX)) {
-            value = static_cast<std::int64_t>(v);
+    if (member->kind == json_kind::unsigned_integer) {
+        if (member->unsigned_integer <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+            value = static_cast<std::int64_t>(member->unsigned_integer);
             return true;
         }
-    } else if (it->is_number_integer() && it->get<std::int64_t>() >= 0) {
-        value = it->get<std::int64_t>();
+    } else if (member->kind == json_kind::integer && member->integer >= 0) {
+        value = member->integer;  // only "-0" gets here
         return true;
     }
-    error = std::string("field '") + field + "' must be a non-negative integer";
+    error = field_error(f, "must be a non-negative integer");
     return false;
 }
 
-// The id echo: a string of at most 64 characters or an integer of at most 18 digits.
-bool take_id(const json& object, std::string& id, std::string& error) {
-    auto it = object.find("id");
-    if (it == object.end()) {
+template <typename Integer>
+std::string decimal(Integer value) {
+    std::array<char, 24> buffer;
+    auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+    (void)ec;
+    return std::string(buffer.data(), end);
+}
+
+// The id echo: a string of at most 64 characters or an integer of at most 18 digits, as JSON text
+// the way nlohmann::json's dump() writes it (the id used to be echoed with that).
+bool take_id(const fields& object, std::string& id, std::string& error) {
+    const auto& member = object[id_field];
+    if (!member) {
         return true;
     }
     constexpr std::int64_t max_id = 999'999'999'999'999'999;
-    if (it->is_string()) {
-        if (it->get_ref<const std::string&>().size() <= 64) {
-            id = it->dump();
+    switch (member->kind) {
+    case json_kind::string: {
+        std::string unescaped;
+        std::string_view value = member->raw;
+        if (member->escaped) {
+            append_unescaped(unescaped, member->raw);
+            value = unescaped;
+        }
+        if (value.size() <= 64) {
+            id.clear();
+            append_json_string(id, value);
             return true;
         }
-    } else if (it->is_number_unsigned()) {
-        if (it->get<std::uint64_t>() <= static_cast<std::uint64_t>(max_id)) {
-            id = it->dump();
+        break;
+    }
+    case json_kind::unsigned_integer:
+        if (member->unsigned_integer <= static_cast<std::uint64_t>(max_id)) {
+            id = decimal(member->unsigned_integer);
             return true;
         }
-    } else if (it->is_number_integer()) {
-        auto v = it->get<std::int64_t>();
-        if (v >= -max_id && v <= max_id) {
-            id = it->dump();
+        break;
+    case json_kind::integer:
+        if (member->integer >= -max_id && member->integer <= max_id) {
+            id = decimal(member->integer);
             return true;
         }
+        break;
+    default:
+        break;
     }
     error = "field 'id' must be a string of at most 64 characters or an integer of at most 18 digits";
     return false;
@@ -129,20 +169,30 @@ bool valid_user_name(std::string_view name) { return valid_name(name, 32); }
 bool valid_room_name(std::string_view name) { return valid_name(name, 64); }
 
 parse_result_request parse_request(std::string_view text) {
-    json object = json::parse(text, nullptr, false);
-    if (object.is_discarded() || !object.is_object()) {
-        return failure(error_code::bad_json, "the message is not a JSON object");
+    // The request is filled where it is returned: it is six strings, too much to build and move.
+    parse_result_request result;
+    request& req = result.value.emplace();
+    fields object;
+    if (!read_json_object(text, field_names, object)) {
+        fail(result, error_code::bad_json, "the message is not a JSON object", false);
+        return result;
     }
     std::string error;
-    request req;
     if (!take_id(object, req.id, error)) {
-        return failure(error_code::bad_request, error);
+        fail(result, error_code::bad_request, std::move(error), false);
+        return result;
     }
-    auto type_it = object.find("type");
-    if (type_it == object.end() || !type_it->is_string()) {
-        return failure(error_code::bad_request, "field 'type' must be a string", req.id);
+    const auto& type_member = object[type_field];
+    if (!type_member || type_member->kind != json_kind::string) {
+        fail(result, error_code::bad_request, "field 'type' must be a string", true);
+        return result;
     }
-    const auto& type_name = type_it->get_ref<const std::string&>();
+    std::string unescaped_type;
+    std::string_view type_name = type_member->raw;
+    if (type_member->escaped) {
+        append_unescaped(unescaped_type, type_member->raw);
+        type_name = unescaped_type;
+    }
     bool known = false;
     for (const auto& [name, type] : type_names) {
         if (name == type_name) {
@@ -152,36 +202,38 @@ parse_result_request parse_request(std::string_view text) {
         }
     }
     if (!known) {
-        return failure(error_code::unknown_type, "unknown message type '" + prefix_of(type_name, 32) + "'",
-                       req.id);
+        std::string message = "unknown message type '";
+        message.append(prefix_of(type_name, 32)).append("'");
+        fail(result, error_code::unknown_type, std::move(message), true);
+        return result;
     }
 
     bool ok = true;
     switch (req.type) {
     case request_type::login:
-        ok = take_string(object, "user", req.user, error) &&
-             take_optional_string(object, "token", req.token, error);
+        ok = take_string(object, user_field, req.user, error) &&
+             take_optional_string(object, token_field, req.token, error);
         break;
     case request_type::join:
-        ok = take_string(object, "room", req.room, error) &&
-             take_optional_count(object, "after", req.after, error) &&
-             take_optional_count(object, "epoch", req.epoch, error);
+        ok = take_string(object, room_field, req.room, error) &&
+             take_optional_count(object, after_field, req.after, error) &&
+             take_optional_count(object, epoch_field, req.epoch, error);
         break;
     case request_type::leave:
     case request_type::typing:
-        ok = take_string(object, "room", req.room, error);
+        ok = take_string(object, room_field, req.room, error);
         break;
     case request_type::say:
-        ok = take_string(object, "room", req.room, error) && take_string(object, "text", req.text, error);
+        ok = take_string(object, room_field, req.room, error) && take_string(object, text_field, req.text, error);
         break;
     case request_type::dm:
-        ok = take_string(object, "to", req.to, error) && take_string(object, "text", req.text, error);
+        ok = take_string(object, to_field, req.to, error) && take_string(object, text_field, req.text, error);
         break;
     case request_type::history:
-        ok = take_string(object, "room", req.room, error) &&
-             take_optional_count(object, "before", req.before, error) &&
-             take_optional_count(object, "after", req.after, error) &&
-             take_optional_count(object, "limit", req.limit, error);
+        ok = take_string(object, room_field, req.room, error) &&
+             take_optional_count(object, before_field, req.before, error) &&
+             take_optional_count(object, after_field, req.after, error) &&
+             take_optional_count(object, limit_field, req.limit, error);
         if (ok && req.before && req.after) {
             ok = false;
             error = "give 'before' or 'after', not both";
@@ -192,11 +244,9 @@ parse_result_request parse_request(std::string_view text) {
         break;
     }
     if (!ok) {
-        return failure(error_code::bad_request, error, req.id);
+        fail(result, error_code::bad_request, std::move(error), true);
     }
-    parse_result_request r;
-    r.value = std::move(req);
-    return r;
+    return result;
 }
 
 }  // namespace parley::protocol
