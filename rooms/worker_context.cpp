@@ -3,24 +3,47 @@
 #include "rooms/chat_session.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace parley::rooms {
 
 std::uint32_t worker_context::add_session(chat_session* session) {
-    // Ids wrap after 2^32 sessions on one worker; skip any still in use (and 0, "nobody").
-    while (next_session_id_ == 0 || sessions_.contains(next_session_id_)) {
-        ++next_session_id_;
+    std::uint32_t slot;
+    if (!free_slots_.empty()) {
+        slot = free_slots_.back();
+        free_slots_.pop_back();
+    } else {
+        if (slots_.size() > slot_mask) {
+            throw std::length_error("too many sessions on one worker");
+        }
+        slot = static_cast<std::uint32_t>(slots_.size());
+        slots_.push_back({});
     }
-    std::uint32_t id = next_session_id_++;
-    sessions_.emplace(id, session);
-    return id;
+    session_slot& entry = slots_[slot];
+    // The generation changes with every reuse of a slot, so an id held by a task still in flight
+    // (a dm posted to a session that has since ended) does not find the slot's next session. It
+    // is never 0, so no id is 0 ("nobody").
+    entry.generation = entry.generation % max_generation + 1;
+    entry.session = session;
+    ++session_count_;
+    return (entry.generation << slot_bits) | slot;
 }
 
-void worker_context::remove_session(std::uint32_t id) { sessions_.erase(id); }
+void worker_context::remove_session(std::uint32_t id) {
+    const std::uint32_t slot = id & slot_mask;
+    if (slot < slots_.size() && slots_[slot].session != nullptr && slots_[slot].generation == id >> slot_bits) {
+        slots_[slot].session = nullptr;
+        free_slots_.push_back(slot);
+        --session_count_;
+    }
+}
 
 chat_session* worker_context::find_session(std::uint32_t id) const {
-    auto it = sessions_.find(id);
-    return it == sessions_.end() ? nullptr : it->second;
+    const std::uint32_t slot = id & slot_mask;
+    if (slot >= slots_.size() || slots_[slot].generation != id >> slot_bits) {
+        return nullptr;
+    }
+    return slots_[slot].session;
 }
 
 void worker_context::add_member(const room* r, chat_session* session, std::uint64_t joined_event) {

@@ -47,7 +47,7 @@ public:
     std::uint32_t add_session(chat_session* session);
     void remove_session(std::uint32_t id);
     chat_session* find_session(std::uint32_t id) const;
-    std::size_t session_count() const { return sessions_.size(); }
+    std::size_t session_count() const { return session_count_; }
 
     // joined_event: the room's event number when the member joined; events up to it were
     // already covered by the `joined` reply and are not delivered again.
@@ -71,8 +71,18 @@ private:
     worker_executor& executor_;
     std::shared_ptr<const config::settings> settings_ = std::make_shared<const config::settings>();
     worker_counters counters_;
-    std::uint32_t next_session_id_ = 1;
-    std::unordered_map<std::uint32_t, chat_session*> sessions_;
+    // Sessions by id: an id is a slot in this table (low bits) and the slot's generation (high
+    // bits). 16 bytes of table per session instead of a 40-byte hash-map node and bucket.
+    struct session_slot {
+        chat_session* session = nullptr;
+        std::uint32_t generation = 0;
+    };
+    static constexpr std::uint32_t slot_bits = 22;  // 4M sessions per worker
+    static constexpr std::uint32_t slot_mask = (1u << slot_bits) - 1;
+    static constexpr std::uint32_t max_generation = (1u << (32 - slot_bits)) - 1;
+    std::vector<session_slot> slots_;
+    std::vector<std::uint32_t> free_slots_;
+    std::size_t session_count_ = 0;
     std::unordered_map<const room*, std::vector<local_member>> members_;
 };
 

@@ -3,52 +3,65 @@
 #include "protocol/shared_frame.hpp"
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 namespace parley::server {
 
 // A connection's outgoing frames: references to shared frames in order, with a byte count.
-// An idle connection's queue owns no heap memory (std::deque would allocate on construction);
-// storage is a vector consumed from a head index and compacted when drained.
+// An idle connection's queue is one null pointer: the storage (the frame vector and its
+// counters) is allocated by the first push and given back by release_if_idle(), which the
+// worker's housekeeping calls, so a busy connection keeps it between writes and an idle one
+// holds 8 bytes. Frames are consumed from a head index and the vector compacted when drained.
 // Thread: the owning connection's worker.
 class frame_queue {
 public:
-    bool empty() const { return head_ == frames_.size(); }
-    std::size_t size() const { return frames_.size() - head_; }
+    bool empty() const { return !store_ || store_->head == store_->frames.size(); }
+    std::size_t size() const { return store_ ? store_->frames.size() - store_->head : 0; }
     // Bytes not yet written, counting from the front frame's write offset.
-    std::size_t bytes() const { return bytes_ - front_offset_; }
+    std::size_t bytes() const { return store_ ? store_->bytes - store_->front_offset : 0; }
 
     void push(protocol::shared_frame frame) {
-        bytes_ += frame.size();
-        frames_.push_back(std::move(frame));
+        if (!store_) {
+            store_ = std::make_unique<storage>();
+        }
+        store_->bytes += frame.size();
+        store_->frames.push_back(std::move(frame));
     }
 
-    // The i-th unsent frame (0 = front).
-    const protocol::shared_frame& at(std::size_t i) const { return frames_[head_ + i]; }
-    std::size_t front_offset() const { return front_offset_; }
+    // The i-th unsent frame (0 = front); requires i < size().
+    const protocol::shared_frame& at(std::size_t i) const { return store_->frames[store_->head + i]; }
+    std::size_t front_offset() const { return store_ ? store_->front_offset : 0; }
+    // Frames the storage holds room for (0 when none is allocated): what the queue costs.
+    std::size_t capacity() const { return store_ ? store_->frames.capacity() : 0; }
 
-    // Marks n bytes as written, releasing fully written frames; returns how many were released.
+    // Marks n bytes as written (n <= bytes()), releasing fully written frames; returns how many
+    // were released.
     std::size_t consume(std::size_t n) {
+        if (n == 0) {
+            return 0;
+        }
+        storage& s = *store_;
         std::size_t released = 0;
         while (n > 0) {
-            std::size_t left = frames_[head_].size() - front_offset_;
+            std::size_t left = s.frames[s.head].size() - s.front_offset;
             if (n < left) {
-                front_offset_ += n;
+                s.front_offset += n;
                 return released;
             }
             ++released;
             n -= left;
-            bytes_ -= frames_[head_].size();
-            frames_[head_] = {};
-            ++head_;
-            front_offset_ = 0;
+            s.bytes -= s.frames[s.head].size();
+            s.frames[s.head] = {};
+            ++s.head;
+            s.front_offset = 0;
         }
         if (empty()) {
             clear();
-        } else if (head_ >= 64 && head_ * 2 >= frames_.size()) {
+        } else if (s.head >= 64 && s.head * 2 >= s.frames.size()) {
             // A connection that never fully drains must not grow the vector forever.
-            frames_.erase(frames_.begin(), frames_.begin() + static_cast<std::ptrdiff_t>(head_));
-            head_ = 0;
+            s.frames.erase(s.frames.begin(), s.frames.begin() + static_cast<std::ptrdiff_t>(s.head));
+            s.head = 0;
         }
         return released;
     }
@@ -56,34 +69,50 @@ public:
     // Drops every frame not yet started; a partly written front frame stays so the stream of
     // frames on the wire remains well-formed.
     void drop_unstarted() {
-        std::size_t keep = front_offset_ > 0 ? 1 : 0;
+        if (!store_) {
+            return;
+        }
+        std::size_t keep = store_->front_offset > 0 ? 1 : 0;
         while (size() > keep) {
-            bytes_ -= frames_.back().size();
-            frames_.pop_back();
+            store_->bytes -= store_->frames.back().size();
+            store_->frames.pop_back();
         }
         if (empty()) {
             clear();
         }
     }
 
-    void clear() {
-        // Release the storage when it grew large, so a connection that once had a burst does not
-        // keep the memory while idle.
-        if (frames_.capacity() > 64) {
-            std::vector<protocol::shared_frame>().swap(frames_);
-        } else {
-            frames_.clear();
+    // Frees the storage of an empty queue (see the class comment).
+    void release_if_idle() {
+        if (store_ && empty()) {
+            store_.reset();
         }
-        head_ = 0;
-        bytes_ = 0;
-        front_offset_ = 0;
+    }
+
+    void clear() {
+        if (!store_) {
+            return;
+        }
+        // Storage that grew large for a burst goes at once; small storage stays for the next
+        // write and goes at the next housekeeping tick if the connection stays idle.
+        if (store_->frames.capacity() > 64) {
+            store_.reset();
+            return;
+        }
+        store_->frames.clear();
+        store_->head = 0;
+        store_->bytes = 0;
+        store_->front_offset = 0;
     }
 
 private:
-    std::vector<protocol::shared_frame> frames_;
-    std::size_t head_ = 0;
-    std::size_t bytes_ = 0;  // sum of sizes of frames_[head_..]
-    std::size_t front_offset_ = 0;
+    struct storage {
+        std::vector<protocol::shared_frame> frames;
+        std::size_t head = 0;
+        std::size_t bytes = 0;  // sum of sizes of frames[head..]
+        std::size_t front_offset = 0;
+    };
+    std::unique_ptr<storage> store_;
 };
 
 }  // namespace parley::server

@@ -12,6 +12,8 @@
 #include <boost/beast/http/write.hpp>
 #include <spdlog/spdlog.h>
 
+#include <sys/ioctl.h>
+
 namespace parley::server {
 
 namespace asio = boost::asio;
@@ -201,7 +203,17 @@ void http_session::on_upgrade_written(boost::system::error_code ec) {
     // Frames the client sent right behind its request are already in our buffer.
     auto data = buffer_.data();
     std::string leftover(asio::buffers_begin(data), asio::buffers_end(data));
-    auto connection = std::make_shared<ws_connection>(std::move(socket_), worker_, hub_, std::move(slot_));
+    // From here on the socket is a plain descriptor in the worker's own epoll set.
+    boost::system::error_code ec2;
+    socket_.set_option(asio::ip::tcp::no_delay(true), ec2);
+    int fd = socket_.release(ec2);
+    if (ec2) {
+        close();
+        return;
+    }
+    int non_blocking = 1;
+    ::ioctl(fd, FIONBIO, &non_blocking);
+    connection_ptr connection(new ws_connection(fd, worker_, hub_, std::move(slot_)));
     connection->start(std::move(leftover));
 }
 

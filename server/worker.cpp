@@ -30,6 +30,7 @@ worker::worker(std::uint32_t index)
       work_(asio::make_work_guard(*io_)),
       chat_(index, *this),
       receive_buffer_(receive_buffer_size),
+      poller_(std::make_unique<connection_poller>(*io_)),
       ping_frame_(protocol::shared_frame::copy_of(protocol::encode_frame(protocol::opcode::ping, {}))),
       housekeeping_timer_(std::make_unique<asio::steady_timer>(*io_)),
       shutdown_timer_(std::make_unique<asio::steady_timer>(*io_)),
@@ -46,6 +47,7 @@ void worker::post(std::function<void()> task) { asio::post(*io_, std::move(task)
 
 void worker::start(std::function<void()> on_exit) {
     asio::post(*io_, [this] { housekeeping(); });
+    poller_->start();
     thread_ = std::thread([this, on_exit = std::move(on_exit)] {
         try {
             io_->run();
@@ -72,13 +74,20 @@ void worker::destroy_io() {
     pending_flush_.clear();
     flushing_.clear();
     to_close_.clear();
+    // A connection's destructor detaches it: move the list out first so it is not changed while
+    // it is being destroyed.
+    auto open = std::move(connections_);
+    connections_.clear();
+    open.clear();
+    retired_.clear();
+    poller_.reset();
     housekeeping_timer_.reset();
     shutdown_timer_.reset();
     batch_timer_.reset();
     io_.reset();
 }
 
-void worker::schedule_flush(std::shared_ptr<ws_connection> connection) {
+void worker::schedule_flush(boost::intrusive_ptr<ws_connection> connection) {
     pending_flush_.push_back(std::move(connection));
     if (!flush_posted_) {
         flush_posted_ = true;
@@ -96,19 +105,29 @@ void worker::flush_pending() {
     flushing_.clear();
 }
 
-void worker::attach(ws_connection* connection) {
-    connection->worker_slot = connections_.size();
-    connections_.push_back(connection);
+void worker::attach(boost::intrusive_ptr<ws_connection> connection) {
+    connection->worker_slot = static_cast<std::uint32_t>(connections_.size());
+    connections_.push_back(std::move(connection));
 }
 
 void worker::detach(ws_connection* connection) {
     std::size_t slot = connection->worker_slot;
-    if (slot >= connections_.size() || connections_[slot] != connection) {
+    if (slot >= connections_.size() || connections_[slot].get() != connection) {
         return;
     }
-    connections_[slot] = connections_.back();
-    connections_[slot]->worker_slot = slot;
+    retired_.push_back(std::move(connections_[slot]));
+    if (slot + 1 != connections_.size()) {
+        connections_[slot] = std::move(connections_.back());
+        connections_[slot]->worker_slot = static_cast<std::uint32_t>(slot);
+    }
     connections_.pop_back();
+    if (!release_posted_ && io_) {
+        release_posted_ = true;
+        asio::post(*io_, [this] {
+            release_posted_ = false;
+            retired_.clear();
+        });
+    }
     // io_ is null while destroy_io() tears the io_context down (and with it the last connections).
     // Not while batches are still being closed: those connections are already gone, and the
     // last batch stops the loop itself.
@@ -118,11 +137,17 @@ void worker::detach(ws_connection* connection) {
 }
 
 void worker::housekeeping() {
-    now_ms_ = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_).count());
+    now_ms_ = precise_ms();
+    // Lists sized by a burst (every connection dirty in one pass, a mass disconnect) give their
+    // storage back once the burst is over.
+    for (auto* list : {&pending_flush_, &flushing_, &retired_}) {
+        if (list->empty() && list->capacity() > 1024) {
+            std::vector<boost::intrusive_ptr<ws_connection>>().swap(*list);
+        }
+    }
     // check_timeouts() only queues frames and starts closes; it never detaches a connection, so
     // the list cannot change under this loop.
-    for (ws_connection* c : connections_) {
+    for (const auto& c : connections_) {
         c->check_timeouts(now_ms_);
     }
     housekeeping_timer_->expires_after(housekeeping_period);
@@ -134,6 +159,7 @@ void worker::housekeeping() {
 }
 
 void worker::stop_loop() {
+    poller_->stop();
     housekeeping_timer_->cancel();
     batch_timer_->cancel();
     shutdown_timer_->cancel();
@@ -173,8 +199,8 @@ void worker::shutdown(std::chrono::milliseconds window, std::chrono::millisecond
             drained();
             return;
         }
-        for (ws_connection* c : connections_) {
-            to_close_.push_back(c->weak_from_this());
+        for (const auto& c : connections_) {
+            to_close_.push_back(c);
         }
         next_to_close_ = 0;
         std::size_t steps = std::max<std::size_t>(1, static_cast<std::size_t>(window / close_step));
@@ -187,9 +213,8 @@ void worker::close_batch(std::size_t count) {
     for (std::size_t done = 0; done < count && next_to_close_ < to_close_.size(); ++done) {
         // Queued after every frame the client already has in its queue: messages sent before
         // the shutdown still reach it, then the 1001.
-        if (auto c = to_close_[next_to_close_++].lock()) {
-            c->close(protocol::close_code::going_away, "server shutting down");
-        }
+        // Already ended ones ignore this.
+        to_close_[next_to_close_++]->close(protocol::close_code::going_away, "server shutting down");
     }
     if (next_to_close_ < to_close_.size()) {
         batch_timer_->expires_after(close_step);
@@ -204,7 +229,7 @@ void worker::close_batch(std::size_t count) {
     next_to_close_ = 0;
     // Connections that upgraded after the shutdown began (their request was already in flight).
     auto late = connections_;
-    for (ws_connection* c : late) {
+    for (const auto& c : late) {
         c->close(protocol::close_code::going_away, "server shutting down");
     }
     if (connections_.empty()) {

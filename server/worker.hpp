@@ -2,10 +2,12 @@
 
 #include "rooms/session_output.hpp"
 #include "rooms/worker_context.hpp"
+#include "server/connection_poller.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/smart_ptr/intrusive_ptr.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -17,6 +19,8 @@
 namespace parley::server {
 
 class ws_connection;
+void intrusive_ptr_add_ref(ws_connection* c) noexcept;
+void intrusive_ptr_release(ws_connection* c) noexcept;
 
 // One worker thread with its own io_context. Every connection accepted for this worker lives
 // here for its whole life, so its state needs no lock. Also owns what all its connections share:
@@ -51,13 +55,23 @@ public:
 
     // Worker thread only.
     std::vector<char>& receive_buffer() { return receive_buffer_; }
-    void schedule_flush(std::shared_ptr<ws_connection> connection);
-    void attach(ws_connection* connection);
+    void schedule_flush(boost::intrusive_ptr<ws_connection> connection);
+    // The worker holds each open connection from attach() to detach(). A detached connection is
+    // released by a task posted after the current handler, never during it: the poller may still
+    // hold events for it in the batch being dispatched.
+    void attach(boost::intrusive_ptr<ws_connection> connection);
     void detach(ws_connection* connection);
+    connection_poller& poller() { return *poller_; }
     std::size_t connection_count() const { return connections_.size(); }
     // Milliseconds since the worker started, updated by the housekeeping tick (a few times a
     // second): precise enough for timeouts, and reading it costs no clock call.
     std::uint64_t now_ms() const { return now_ms_; }
+    // The same clock read now (a clock call): for what must be exact, like a connection's
+    // duration.
+    std::uint64_t precise_ms() const {
+        return static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_).count());
+    }
     // One ping frame, encoded once, shared by every keepalive ping of this worker.
     const protocol::shared_frame& ping_frame() const { return ping_frame_; }
 
@@ -74,20 +88,23 @@ private:
     rooms::worker_context chat_;
     std::thread thread_;
     std::vector<char> receive_buffer_;
-    std::vector<std::shared_ptr<ws_connection>> pending_flush_;
-    std::vector<std::shared_ptr<ws_connection>> flushing_;
+    std::vector<boost::intrusive_ptr<ws_connection>> pending_flush_;
+    std::vector<boost::intrusive_ptr<ws_connection>> flushing_;
     bool flush_posted_ = false;
     bool stopping_ = false;
     bool drained_ = false;
     std::function<void()> on_drained_;
-    std::vector<ws_connection*> connections_;  // for timeouts and shutdown; index kept in each
+    std::unique_ptr<connection_poller> poller_;
+    std::vector<boost::intrusive_ptr<ws_connection>> connections_;  // owning; index kept in each
+    std::vector<boost::intrusive_ptr<ws_connection>> retired_;      // detached, released by a task
+    bool release_posted_ = false;
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     std::uint64_t now_ms_ = 0;
     protocol::shared_frame ping_frame_;
     std::unique_ptr<boost::asio::steady_timer> housekeeping_timer_;
     std::unique_ptr<boost::asio::steady_timer> shutdown_timer_;   // the deadline
     std::unique_ptr<boost::asio::steady_timer> batch_timer_;      // spreads the 1001 closes
-    std::vector<std::weak_ptr<ws_connection>> to_close_;         // open at shutdown, not yet closed
+    std::vector<boost::intrusive_ptr<ws_connection>> to_close_;         // open at shutdown, not yet closed
     std::size_t next_to_close_ = 0;
 };
 

@@ -2,14 +2,18 @@
 
 #include "protocol/frame_encoder.hpp"
 #include "rooms/chat_hub.hpp"
+#include "server/slab.hpp"
 #include "server/worker.hpp"
 
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
+#include <cstring>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 namespace parley::server {
 
@@ -26,19 +30,31 @@ constexpr std::size_t max_iov = 256;
 constexpr int reads_per_turn = 4;
 }  // namespace
 
-ws_connection::ws_connection(asio::ip::tcp::socket socket, worker& owner, rooms::chat_hub& hub, connection_slot slot)
-    : socket_(std::move(socket)),
-      worker_(owner),
+void intrusive_ptr_add_ref(ws_connection* c) noexcept { ++c->refs_; }
+
+void intrusive_ptr_release(ws_connection* c) noexcept {
+    if (--c->refs_ == 0) {
+        delete c;
+    }
+}
+
+// The class is final: every allocation is exactly one ws_connection.
+void* ws_connection::operator new(std::size_t) {
+    return slab<sizeof(ws_connection), alignof(ws_connection)>::allocate();
+}
+
+void ws_connection::operator delete(void* p) noexcept {
+    slab<sizeof(ws_connection), alignof(ws_connection)>::deallocate(p);
+}
+
+ws_connection::ws_connection(int fd, worker& owner, rooms::chat_hub& hub, connection_slot slot)
+    : worker_(owner),
       parser_(owner.chat().settings().max_message_bytes),
       chat_(hub, owner.chat(), *this),
       slot_(std::move(slot)),
-      opened_at_(std::chrono::steady_clock::now()),
-      opened_ms_(owner.now_ms()),
-      last_rx_ms_(opened_ms_) {
-    boost::system::error_code ec;
-    socket_.non_blocking(true, ec);
-    socket_.set_option(asio::ip::tcp::no_delay(true), ec);
-    worker_.attach(this);
+      opened_ms_(owner.precise_ms()),
+      last_rx_ms_(owner.now_ms()),
+      fd_(fd) {
     auto& counters = worker_.chat().counters();
     counters.connections_open.add();
     counters.connections_total.add();
@@ -46,7 +62,8 @@ ws_connection::ws_connection(asio::ip::tcp::socket socket, worker& owner, rooms:
 
 ws_connection::~ws_connection() {
     if (phase_ != phase::closed) {
-        worker_.detach(this);
+        // The worker is being torn down with this connection still open.
+        ::close(fd_);
         worker_.chat().counters().connections_open.sub();
         queue_bytes_changed(queue_.bytes());
     }
@@ -56,37 +73,46 @@ void ws_connection::start(std::string leftover) {
     if (spdlog::should_log(spdlog::level::debug)) {
         spdlog::debug("[c{}.{}] connection open peer={}", worker_.index(), chat_.handle().session, slot_.peer().text());
     }
+    worker_.attach(connection_ptr(this));
+    // Bytes already waiting in the kernel are reported by the first event: adding a descriptor
+    // to an epoll set checks its readiness at once.
+    if (!worker_.poller().watch(fd_, this)) {
+        spdlog::warn("[c{}.{}] cannot watch the socket: {}", worker_.index(), chat_.handle().session, std::strerror(errno));
+        terminate("poll error");
+        return;
+    }
     if (!leftover.empty()) {
         consume(leftover.data(), leftover.size());
     }
-    if (phase_ != phase::closed) {
-        wait_readable();
-    }
 }
 
-void ws_connection::wait_readable() {
-    socket_.async_wait(asio::ip::tcp::socket::wait_read, [self = shared_from_this()](boost::system::error_code ec) {
-        if (ec) {
-            if (ec != asio::error::operation_aborted) {
-                self->terminate("wait error");
-            }
-            return;
-        }
-        self->on_readable();
-    });
+void ws_connection::on_poll(std::uint32_t events) {
+    if (phase_ == phase::closed) {
+        return;  // closed earlier in this batch of events
+    }
+    if ((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0 && write_waiting_) {
+        // The socket buffer has room again: send what waited, before reading more requests.
+        write_waiting_ = false;
+        flush();
+    }
+    if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0 && phase_ != phase::closed) {
+        on_readable();
+    }
 }
 
 void ws_connection::on_readable() {
     auto& buffer = worker_.receive_buffer();
+    bool exhausted = true;  // the turn ended before the kernel said EAGAIN
     for (int turn = 0; turn < reads_per_turn && phase_ != phase::closed; ++turn) {
-        ssize_t n = ::recv(socket_.native_handle(), buffer.data(), buffer.size(), 0);
+        ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), 0);
         if (n > 0) {
             worker_.chat().counters().bytes_received.add(static_cast<std::uint64_t>(n));
             last_rx_ms_ = worker_.now_ms();
             ping_outstanding_ = false;
             consume(buffer.data(), static_cast<std::size_t>(n));
             if (static_cast<std::size_t>(n) < buffer.size()) {
-                break;  // drained what the kernel had
+                exhausted = false;  // a short read: the kernel had no more (EAGAIN would follow)
+                break;
             }
             continue;
         }
@@ -98,13 +124,20 @@ void ws_connection::on_readable() {
             continue;
         }
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            exhausted = false;
             break;
         }
         terminate("read error");
         return;
     }
-    if (phase_ != phase::closed) {
-        wait_readable();
+    if (phase_ != phase::closed && exhausted) {
+        // Edge-triggered: no new event comes for bytes already waiting, so come back for them
+        // once the other connections of this worker had their turn.
+        asio::post(worker_.io(), [self = connection_ptr(this)] {
+            if (self->phase_ != phase::closed) {
+                self->on_readable();
+            }
+        });
     }
 }
 
@@ -159,7 +192,7 @@ void ws_connection::on_close(std::uint16_t code, std::string_view) {
     arm_close_timer(close_linger);
     closing_->code = code;
     closing_->reason = "closed by client";
-    asio::post(worker_.io(), [self = shared_from_this()] { self->chat_.end(true); });
+    asio::post(worker_.io(), [self = connection_ptr(this)] { self->chat_.end(true); });
 }
 
 void ws_connection::send(const shared_frame& frame) {
@@ -187,7 +220,7 @@ void ws_connection::push_frame(const shared_frame& frame) {
     worker_.chat().counters().write_queue_bytes.add(frame.size());
     if (!flush_scheduled_ && !write_waiting_) {
         flush_scheduled_ = true;
-        worker_.schedule_flush(shared_from_this());
+        worker_.schedule_flush(connection_ptr(this));
     }
 }
 
@@ -200,9 +233,10 @@ void ws_connection::check_timeouts(std::uint64_t now_ms) {
     if (phase_ != phase::open) {
         return;
     }
+    queue_.release_if_idle();
     const auto& s = worker_.chat().settings();
     auto& counters = worker_.chat().counters();
-    if (s.login_timeout_ms != 0 && !chat_.logged_in() && now_ms - opened_ms_ >= s.login_timeout_ms) {
+    if (s.login_timeout_ms != 0 && !chat_.logged_in() && now_ms >= opened_ms_ + s.login_timeout_ms) {
         counters.idle_closes.add();
         start_close(close_code::policy_violation, "login timeout");
         return;
@@ -235,7 +269,7 @@ void ws_connection::start_close(close_code code, std::string_view reason) {
     closing_->reason = reason;
     // Leave rooms from a task of our own: this may run inside a room's delivery loop or inside
     // the chat logic's own handler.
-    asio::post(worker_.io(), [self = shared_from_this()] { self->chat_.end(true); });
+    asio::post(worker_.io(), [self = connection_ptr(this)] { self->chat_.end(true); });
 }
 
 void ws_connection::flush() {
@@ -257,7 +291,7 @@ void ws_connection::flush() {
         msghdr msg{};
         msg.msg_iov = iov;
         msg.msg_iovlen = count;
-        ssize_t n = ::sendmsg(socket_.native_handle(), &msg, MSG_NOSIGNAL);
+        ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
         if (n >= 0) {
             auto& counters = worker_.chat().counters();
             counters.bytes_sent.add(static_cast<std::uint64_t>(n));
@@ -285,17 +319,8 @@ void ws_connection::flush() {
 }
 
 void ws_connection::wait_writable() {
+    // The kernel reports EPOLLOUT once the socket buffer drains (on_poll resumes the flush).
     write_waiting_ = true;
-    socket_.async_wait(asio::ip::tcp::socket::wait_write, [self = shared_from_this()](boost::system::error_code ec) {
-        self->write_waiting_ = false;
-        if (ec) {
-            if (ec != asio::error::operation_aborted) {
-                self->terminate("wait error");
-            }
-            return;
-        }
-        self->flush();
-    });
 }
 
 void ws_connection::after_close_sent() {
@@ -307,8 +332,7 @@ void ws_connection::after_close_sent() {
     // Our close is out; half-close and wait for the client's close or EOF, reading and
     // discarding meanwhile, so our frame is not lost to a reset.
     phase_ = phase::draining;
-    boost::system::error_code ec;
-    socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+    ::shutdown(fd_, SHUT_WR);
 }
 
 void ws_connection::arm_close_timer(std::chrono::milliseconds after) {
@@ -316,7 +340,7 @@ void ws_connection::arm_close_timer(std::chrono::milliseconds after) {
         closing_ = std::make_unique<closing_state>(worker_.io());
     }
     closing_->timer.expires_after(after);
-    closing_->timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    closing_->timer.async_wait([self = connection_ptr(this)](boost::system::error_code ec) {
         if (!ec) {
             self->terminate("close timeout");
         }
@@ -328,16 +352,16 @@ void ws_connection::terminate(const char* why) {
         return;
     }
     phase_ = phase::closed;
-    auto duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - opened_at_);
+    const std::uint64_t duration_ms = worker_.precise_ms() - opened_ms_;
     // One line per connection, written when it ends (like an access log): who, how long, why.
     spdlog::info("[c{}.{}] connection closed peer={} user={} duration_ms={} close_code={} reason=\"{}\"",
                  worker_.index(), chat_.handle().session, slot_.peer().text(), chat_.user().empty() ? "-" : chat_.user(),
-                 duration.count(), closing_ ? closing_->code : 0, closing_ ? closing_->reason : std::string(why));
+                 duration_ms, closing_ ? closing_->code : 0, closing_ ? closing_->reason : std::string(why));
     if (closing_) {
         closing_->timer.cancel();
     }
-    boost::system::error_code ec;
-    socket_.close(ec);
+    ::close(fd_);  // also leaves the worker's epoll set
+    fd_ = -1;
     std::size_t before = queue_.bytes();
     queue_.clear();
     queue_bytes_changed(before);

@@ -4,10 +4,11 @@
 #include "rooms/chat_session.hpp"
 #include "rooms/session_output.hpp"
 #include "server/connection_limiter.hpp"
+#include "server/connection_poller.hpp"
 #include "server/frame_queue.hpp"
 
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/smart_ptr/intrusive_ptr.hpp>
 
 #include <memory>
 #include <string>
@@ -15,24 +16,43 @@
 namespace parley::server {
 
 class worker;
+class ws_connection;
+
+// Connections are counted by an intrusive, non-atomic count: every reference is taken and
+// dropped on the owning worker's thread, and a shared_ptr would add a control block and a weak
+// count (32 bytes) to every open connection.
+void intrusive_ptr_add_ref(ws_connection* c) noexcept;
+void intrusive_ptr_release(ws_connection* c) noexcept;
+using connection_ptr = boost::intrusive_ptr<ws_connection>;
 
 // One WebSocket connection after the 101 response, speaking through parley's own frame layer.
 //
-// Reads use the reactor pattern: wait until the socket is readable, then read non-blocking into
-// the worker's shared buffer, so an idle connection holds no read buffer. Writes are corked and
-// gathered: frames queue as shared references, the worker flushes each connection once per
-// event-loop pass, and one writev carries every queued frame. The queue is bounded in bytes;
-// a client past the bound is closed with 1008 and the room never waits for it.
-// Thread: the owning worker's thread only; the object owns itself through shared_from_this.
-class ws_connection final : public std::enable_shared_from_this<ws_connection>,
-                            public rooms::session_output,
-                            private protocol::frame_sink {
+// The socket is a plain non-blocking descriptor in the worker's own edge-triggered epoll set
+// (connection_poller): no Asio socket, no reactor state, no pending operation per connection.
+// Reads follow the reactor pattern: when readable, read into the worker's shared buffer until
+// EAGAIN, so an idle connection holds no read buffer. Writes are corked and gathered: frames
+// queue as shared references, the worker flushes each connection once per event-loop pass, and
+// one sendmsg carries every queued frame. The queue is bounded in bytes; a client past the bound
+// is closed with 1008 and the room never waits for it.
+// Thread: the owning worker's thread only. The worker holds the owning reference from start()
+// until the connection ends; tasks and timers in flight hold one too (connection_ptr). Objects
+// come from a slab of equal-sized slots (server/slab.hpp).
+class ws_connection final : public rooms::session_output,
+                            private protocol::frame_sink,
+                            private poll_target {
 public:
+    // fd: the connected, upgraded TCP socket, now owned by this object.
     // slot: this connection's place in the connection limits (and its peer address).
-    ws_connection(boost::asio::ip::tcp::socket socket, worker& owner, rooms::chat_hub& hub, connection_slot slot);
+    ws_connection(int fd, worker& owner, rooms::chat_hub& hub, connection_slot slot);
     ~ws_connection() override;
+    ws_connection(const ws_connection&) = delete;
+    ws_connection& operator=(const ws_connection&) = delete;
 
-    // Starts reading; `leftover` are bytes that arrived after the upgrade request.
+    static void* operator new(std::size_t size);
+    static void operator delete(void* p) noexcept;
+
+    // Joins the worker's set and starts reading; `leftover` are bytes that arrived after the
+    // upgrade request.
     void start(std::string leftover);
 
     // session_output
@@ -47,7 +67,6 @@ public:
     // silent for the ping interval, closes one silent for the idle timeout.
     void check_timeouts(std::uint64_t now_ms);
 
-    std::size_t worker_slot = 0;  // position in the worker's connection list
 
 private:
     enum class phase : unsigned char { open, closing, draining, closed };
@@ -58,7 +77,9 @@ private:
     void on_pong(std::string_view payload) override;
     void on_close(std::uint16_t code, std::string_view reason) override;
 
-    void wait_readable();
+    // poll_target
+    void on_poll(std::uint32_t events) override;
+
     void on_readable();
     void consume(char* data, std::size_t size);
     void wait_writable();
@@ -70,7 +91,6 @@ private:
     void push_frame(const protocol::shared_frame& frame);
     void queue_bytes_changed(std::size_t before);
 
-    boost::asio::ip::tcp::socket socket_;
     worker& worker_;
     protocol::frame_parser parser_;
     frame_queue queue_;
@@ -84,9 +104,17 @@ private:
     };
     std::unique_ptr<closing_state> closing_;
     connection_slot slot_;
-    std::chrono::steady_clock::time_point opened_at_;
-    std::uint64_t opened_ms_;   // worker clock at open (login timeout)
+    std::uint64_t opened_ms_;   // precise worker clock at open (login timeout, duration)
     std::uint64_t last_rx_ms_;  // worker clock at the last bytes received (ping, idle timeout)
+    int fd_;
+    std::uint32_t refs_ = 0;
+
+public:
+    std::uint32_t worker_slot = 0;  // position in the worker's connection list
+
+private:
+    friend void intrusive_ptr_add_ref(ws_connection* c) noexcept;
+    friend void intrusive_ptr_release(ws_connection* c) noexcept;
     phase phase_ = phase::open;
     bool ping_outstanding_ = false;
     bool write_waiting_ = false;   // waiting for the socket to become writable
