@@ -12,26 +12,25 @@ std::uint32_t worker_context::add_session(chat_session* session) {
     if (!free_slots_.empty()) {
         slot = free_slots_.back();
         free_slots_.pop_back();
+        // The generation changes with every reuse of a slot, so an id held by a task still in
+        // flight (a dm posted to a session that has since ended) does not find the slot's next
+        // session.
+        slots_[slot].generation = (slots_[slot].generation + 1) & max_generation;
     } else {
-        if (slots_.size() > slot_mask) {
+        if (slots_.size() >= slot_mask) {
             throw std::length_error("too many sessions on one worker");
         }
         slot = static_cast<std::uint32_t>(slots_.size());
         slots_.push_back({});
     }
-    session_slot& entry = slots_[slot];
-    // The generation changes with every reuse of a slot, so an id held by a task still in flight
-    // (a dm posted to a session that has since ended) does not find the slot's next session. It
-    // is never 0, so no id is 0 ("nobody").
-    entry.generation = entry.generation % max_generation + 1;
-    entry.session = session;
+    slots_[slot].session = session;
     ++session_count_;
-    return (entry.generation << slot_bits) | slot;
+    return id_of(slot);
 }
 
 void worker_context::remove_session(std::uint32_t id) {
-    const std::uint32_t slot = id & slot_mask;
-    if (slot < slots_.size() && slots_[slot].session != nullptr && slots_[slot].generation == id >> slot_bits) {
+    const std::uint32_t slot = (id & slot_mask) - 1;
+    if (slot < slots_.size() && slots_[slot].session != nullptr && id_of(slot) == id) {
         slots_[slot].session = nullptr;
         free_slots_.push_back(slot);
         --session_count_;
@@ -39,8 +38,8 @@ void worker_context::remove_session(std::uint32_t id) {
 }
 
 chat_session* worker_context::find_session(std::uint32_t id) const {
-    const std::uint32_t slot = id & slot_mask;
-    if (slot >= slots_.size() || slots_[slot].generation != id >> slot_bits) {
+    const std::uint32_t slot = (id & slot_mask) - 1;  // id 0 ("nobody") wraps to no slot
+    if (slot >= slots_.size() || id_of(slot) != id) {
         return nullptr;
     }
     return slots_[slot].session;

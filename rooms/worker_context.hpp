@@ -71,8 +71,9 @@ private:
     worker_executor& executor_;
     std::shared_ptr<const config::settings> settings_ = std::make_shared<const config::settings>();
     worker_counters counters_;
-    // Sessions by id: an id is a slot in this table (low bits) and the slot's generation (high
-    // bits). 16 bytes of table per session instead of a 40-byte hash-map node and bucket.
+    // Sessions by id: an id is a slot of this table plus one (low bits; never 0, "nobody") and
+    // the slot's generation (high bits; 0 on first use, so a fresh worker's ids read 1, 2, 3).
+    // 16 bytes of table per session instead of a 40-byte hash-map node and bucket.
     struct session_slot {
         chat_session* session = nullptr;
         std::uint32_t generation = 0;
@@ -80,6 +81,7 @@ private:
     static constexpr std::uint32_t slot_bits = 22;  // 4M sessions per worker
     static constexpr std::uint32_t slot_mask = (1u << slot_bits) - 1;
     static constexpr std::uint32_t max_generation = (1u << (32 - slot_bits)) - 1;
+    std::uint32_t id_of(std::uint32_t slot) const { return (slots_[slot].generation << slot_bits) | (slot + 1); }
     std::vector<session_slot> slots_;
     std::vector<std::uint32_t> free_slots_;
     std::size_t session_count_ = 0;
