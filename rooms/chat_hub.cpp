@@ -13,6 +13,7 @@ chat_hub::chat_hub(const config::settings& settings, std::unique_ptr<history_sto
       rooms_(*store_, *bus_, workers_) {
     // Before any worker runs a task of ours: a plain store is enough.
     for (worker_context* w : workers_) {
+        w->set_hub(this);
         w->set_settings(settings_);
     }
     rooms_.declare(settings_->permanent_rooms);

@@ -2,6 +2,8 @@
 
 #include "protocol/server_messages.hpp"
 #include "rooms/chat_hub.hpp"
+
+#include <stdexcept>
 #include "rooms/room.hpp"
 #include "rooms/worker_context.hpp"
 
@@ -18,11 +20,14 @@ std::int64_t unix_millis() {
 }
 
 chat_session::chat_session(chat_hub& hub, worker_context& worker, session_output& output)
-    : hub_(hub),
-      worker_(worker),
+    : worker_(worker),
       output_(output),
-      tokens_(worker.settings().rate_limit_burst),
-      refilled_(std::chrono::steady_clock::now()) {
+      refilled_us_(steady_micros()),
+      tokens_(static_cast<float>(worker.settings().rate_limit_burst)) {
+    // The session reaches the hub through its worker; they must be the same one.
+    if (&hub != &worker.hub()) {
+        throw std::logic_error("chat_session: the worker belongs to another hub");
+    }
     handle_ = {worker.index(), worker.add_session(this)};
 }
 
@@ -55,16 +60,23 @@ void chat_session::on_text(std::string_view message) {
     dispatch(*parsed.value);
 }
 
+std::uint64_t chat_session::steady_micros() {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count());
+}
+
 bool chat_session::take_token() {
     const auto& s = worker_.settings();
-    auto now = std::chrono::steady_clock::now();
-    double elapsed = std::chrono::duration<double>(now - refilled_).count();
-    refilled_ = now;
-    tokens_ = std::min(s.rate_limit_burst, tokens_ + elapsed * s.rate_limit_per_second);
-    if (tokens_ < 1.0) {
+    const std::uint64_t now = steady_micros();
+    const double elapsed = static_cast<double>(now - refilled_us_) / 1e6;
+    refilled_us_ = now;
+    // float holds every whole token count up to 2^24, above the largest allowed burst (10^7).
+    tokens_ = static_cast<float>(std::min(s.rate_limit_burst, tokens_ + elapsed * s.rate_limit_per_second));
+    if (tokens_ < 1.0f) {
         return false;
     }
-    tokens_ -= 1.0;
+    tokens_ -= 1.0f;
     return true;
 }
 
@@ -104,7 +116,7 @@ void chat_session::on_login(request& req) {
         fail(error_code::invalid_name, "user names are 1-32 characters of A-Z a-z 0-9 _ . -", req.id);
         return;
     }
-    if (!hub_.users().try_register(req.user, handle_)) {
+    if (!worker_.hub().users().try_register(req.user, handle_)) {
         fail(error_code::username_taken, "the name '" + req.user + "' is in use", req.id);
         return;
     }
@@ -143,7 +155,7 @@ void chat_session::on_join(request& req) {
         return;
     }
     for (;;) {
-        auto target = hub_.rooms().find_or_create(req.room);
+        auto target = worker_.hub().rooms().find_or_create(req.room);
         auto result = target->join(jr);
         if (result.outcome == room::join_result::status::gone) {
             continue;  // closed between lookup and join; the directory has a new one now
@@ -219,7 +231,7 @@ void chat_session::on_dm(request& req) {
     if (!check_text(req)) {
         return;
     }
-    auto target = hub_.users().lookup(req.to);
+    auto target = worker_.hub().users().lookup(req.to);
     if (!target) {
         fail(error_code::user_not_found, "no user '" + req.to + "' is online", req.id);
         return;
@@ -232,7 +244,7 @@ void chat_session::on_dm(request& req) {
     if (*target == handle_) {
         return;
     }
-    worker_context& owner = hub_.worker(target->worker);
+    worker_context& owner = worker_.hub().worker(target->worker);
     std::uint32_t session_id = target->session;
     owner.executor().post([&owner, session_id, frame] {
         // The recipient may have gone since the lookup; then there is nobody to deliver to.
@@ -242,9 +254,9 @@ void chat_session::on_dm(request& req) {
     });
 }
 
-void chat_session::on_users(request& req) { send(protocol::encode_users(hub_.users().names(), req.id)); }
+void chat_session::on_users(request& req) { send(protocol::encode_users(worker_.hub().users().names(), req.id)); }
 
-void chat_session::on_rooms(request& req) { send(protocol::encode_rooms(hub_.rooms().list(), req.id)); }
+void chat_session::on_rooms(request& req) { send(protocol::encode_rooms(worker_.hub().rooms().list(), req.id)); }
 
 void chat_session::on_history(request& req) {
     const auto& s = worker_.settings();
@@ -288,7 +300,7 @@ void chat_session::end(bool disconnected) {
         leave_room(rooms_.end() - 1, disconnected);
     }
     if (logged_in()) {
-        hub_.users().unregister(user_, handle_);
+        worker_.hub().users().unregister(user_, handle_);
     }
 }
 

@@ -68,15 +68,16 @@ private:
     void send(const protocol::shared_frame& frame) { output_.send(frame); }
     void fail(protocol::error_code code, std::string_view message, std::string_view re);
 
-    chat_hub& hub_;
     worker_context& worker_;
     session_output& output_;
     registry::session_handle handle_;
     std::string user_;
     std::vector<membership> rooms_;
-    // Token bucket of requests (rate, burst from the settings).
-    double tokens_;
-    std::chrono::steady_clock::time_point refilled_;
+    // Token bucket of requests (rate, burst from the settings), kept small: every connection
+    // has one.
+    static std::uint64_t steady_micros();
+    std::uint64_t refilled_us_;
+    float tokens_;
     std::uint32_t rejected_in_a_row_ = 0;
     bool ended_ = false;
 };

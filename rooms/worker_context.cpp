@@ -15,23 +15,24 @@ std::uint32_t worker_context::add_session(chat_session* session) {
         // The generation changes with every reuse of a slot, so an id held by a task still in
         // flight (a dm posted to a session that has since ended) does not find the slot's next
         // session.
-        slots_[slot].generation = (slots_[slot].generation + 1) & max_generation;
+        generations_[slot] = static_cast<std::uint16_t>((generations_[slot] + 1) & max_generation);
     } else {
         if (slots_.size() >= slot_mask) {
             throw std::length_error("too many sessions on one worker");
         }
         slot = static_cast<std::uint32_t>(slots_.size());
-        slots_.push_back({});
+        slots_.push_back(nullptr);
+        generations_.push_back(0);
     }
-    slots_[slot].session = session;
+    slots_[slot] = session;
     ++session_count_;
     return id_of(slot);
 }
 
 void worker_context::remove_session(std::uint32_t id) {
     const std::uint32_t slot = (id & slot_mask) - 1;
-    if (slot < slots_.size() && slots_[slot].session != nullptr && id_of(slot) == id) {
-        slots_[slot].session = nullptr;
+    if (slot < slots_.size() && slots_[slot] != nullptr && id_of(slot) == id) {
+        slots_[slot] = nullptr;
         free_slots_.push_back(slot);
         --session_count_;
     }
@@ -42,7 +43,7 @@ chat_session* worker_context::find_session(std::uint32_t id) const {
     if (slot >= slots_.size() || id_of(slot) != id) {
         return nullptr;
     }
-    return slots_[slot].session;
+    return slots_[slot];
 }
 
 void worker_context::add_member(const room* r, chat_session* session, std::uint64_t joined_event) {

@@ -14,6 +14,8 @@
 
 namespace parley::rooms {
 
+class chat_hub;
+
 class chat_session;
 class room;
 
@@ -33,6 +35,10 @@ public:
 
     std::uint32_t index() const { return index_; }
     worker_executor& executor() { return executor_; }
+    // The hub this worker serves (set by the hub's constructor): sessions reach it from here
+    // instead of each keeping a pointer of its own.
+    chat_hub& hub() const { return *hub_; }
+    void set_hub(chat_hub* hub) { hub_ = hub; }
 
     // The settings this worker runs with. Set once before the worker runs, then only by
     // tasks posted to it (chat_hub::update_settings).
@@ -69,20 +75,20 @@ private:
 
     std::uint32_t index_;
     worker_executor& executor_;
+    chat_hub* hub_ = nullptr;
     std::shared_ptr<const config::settings> settings_ = std::make_shared<const config::settings>();
     worker_counters counters_;
     // Sessions by id: an id is a slot of this table plus one (low bits; never 0, "nobody") and
     // the slot's generation (high bits; 0 on first use, so a fresh worker's ids read 1, 2, 3).
-    // 16 bytes of table per session instead of a 40-byte hash-map node and bucket.
-    struct session_slot {
-        chat_session* session = nullptr;
-        std::uint32_t generation = 0;
-    };
+    // 10 bytes of table per session instead of a 40-byte hash-map node and bucket.
     static constexpr std::uint32_t slot_bits = 22;  // 4M sessions per worker
     static constexpr std::uint32_t slot_mask = (1u << slot_bits) - 1;
     static constexpr std::uint32_t max_generation = (1u << (32 - slot_bits)) - 1;
-    std::uint32_t id_of(std::uint32_t slot) const { return (slots_[slot].generation << slot_bits) | (slot + 1); }
-    std::vector<session_slot> slots_;
+    std::uint32_t id_of(std::uint32_t slot) const {
+        return (static_cast<std::uint32_t>(generations_[slot]) << slot_bits) | (slot + 1);
+    }
+    std::vector<chat_session*> slots_;          // null when free
+    std::vector<std::uint16_t> generations_;    // per slot
     std::vector<std::uint32_t> free_slots_;
     std::size_t session_count_ = 0;
     std::unordered_map<const room*, std::vector<local_member>> members_;

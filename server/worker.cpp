@@ -43,31 +43,7 @@ worker::~worker() {
     }
 }
 
-void worker::post(std::function<void()> task) {
-    bool first;
-    {
-        std::lock_guard lock(tasks_mutex_);
-        incoming_tasks_.push_back(std::move(task));
-        first = !tasks_posted_;
-        tasks_posted_ = true;
-    }
-    if (first) {
-        asio::post(*io_, [this] { run_tasks(); });
-    }
-}
-
-void worker::run_tasks() {
-    {
-        std::lock_guard lock(tasks_mutex_);
-        running_tasks_.swap(incoming_tasks_);
-        tasks_posted_ = false;
-    }
-    // A task that posts to this worker starts the next batch; it runs after this one.
-    for (auto& task : running_tasks_) {
-        task();
-    }
-    running_tasks_.clear();
-}
+void worker::post(std::function<void()> task) { asio::post(*io_, std::move(task)); }
 
 void worker::start(std::function<void()> on_exit) {
     asio::post(*io_, [this] { housekeeping(); });
@@ -98,11 +74,6 @@ void worker::destroy_io() {
     pending_flush_.clear();
     flushing_.clear();
     to_close_.clear();
-    {
-        std::lock_guard lock(tasks_mutex_);
-        incoming_tasks_.clear();
-    }
-    running_tasks_.clear();
     // A connection's destructor detaches it: move the list out first so it is not changed while
     // it is being destroyed.
     auto open = std::move(connections_);
@@ -173,9 +144,6 @@ void worker::housekeeping() {
         if (list->empty() && list->capacity() > 1024) {
             std::vector<boost::intrusive_ptr<ws_connection>>().swap(*list);
         }
-    }
-    if (running_tasks_.capacity() > 1024) {
-        std::vector<std::function<void()>>().swap(running_tasks_);
     }
     // check_timeouts() only queues frames and starts closes; it never detaches a connection, so
     // the list cannot change under this loop.
