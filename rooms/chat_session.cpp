@@ -2,8 +2,6 @@
 
 #include "protocol/server_messages.hpp"
 #include "rooms/chat_hub.hpp"
-
-#include <stdexcept>
 #include "rooms/room.hpp"
 #include "rooms/worker_context.hpp"
 
@@ -19,15 +17,11 @@ std::int64_t unix_millis() {
         .count();
 }
 
-chat_session::chat_session(chat_hub& hub, worker_context& worker, session_output& output)
+chat_session::chat_session(worker_context& worker, session_output& output)
     : worker_(worker),
       output_(output),
       refilled_us_(steady_micros()),
       tokens_(static_cast<float>(worker.settings().rate_limit_burst)) {
-    // The session reaches the hub through its worker; they must be the same one.
-    if (&hub != &worker.hub()) {
-        throw std::logic_error("chat_session: the worker belongs to another hub");
-    }
     handle_ = {worker.index(), worker.add_session(this)};
 }
 

@@ -25,7 +25,8 @@ class worker_context;
 // Thread: every method runs on the owning worker's thread.
 class chat_session {
 public:
-    chat_session(chat_hub& hub, worker_context& worker, session_output& output);
+    // The hub is the worker's (worker_context::hub()).
+    chat_session(worker_context& worker, session_output& output);
     ~chat_session();
     chat_session(const chat_session&) = delete;
     chat_session& operator=(const chat_session&) = delete;

@@ -25,7 +25,6 @@ std::uint32_t worker_context::add_session(chat_session* session) {
         generations_.push_back(0);
     }
     slots_[slot] = session;
-    ++session_count_;
     return id_of(slot);
 }
 
@@ -34,7 +33,6 @@ void worker_context::remove_session(std::uint32_t id) {
     if (slot < slots_.size() && slots_[slot] != nullptr && id_of(slot) == id) {
         slots_[slot] = nullptr;
         free_slots_.push_back(slot);
-        --session_count_;
     }
 }
 

@@ -53,7 +53,7 @@ public:
     std::uint32_t add_session(chat_session* session);
     void remove_session(std::uint32_t id);
     chat_session* find_session(std::uint32_t id) const;
-    std::size_t session_count() const { return session_count_; }
+    std::size_t session_count() const { return slots_.size() - free_slots_.size(); }
 
     // joined_event: the room's event number when the member joined; events up to it were
     // already covered by the `joined` reply and are not delivered again.
@@ -90,7 +90,6 @@ private:
     std::vector<chat_session*> slots_;          // null when free
     std::vector<std::uint16_t> generations_;    // per slot
     std::vector<std::uint32_t> free_slots_;
-    std::size_t session_count_ = 0;
     std::unordered_map<const room*, std::vector<local_member>> members_;
 };
 

@@ -204,16 +204,17 @@ void http_session::on_upgrade_written(boost::system::error_code ec) {
     auto data = buffer_.data();
     std::string leftover(asio::buffers_begin(data), asio::buffers_end(data));
     // From here on the socket is a plain descriptor in the worker's own epoll set.
-    boost::system::error_code ec2;
-    socket_.set_option(asio::ip::tcp::no_delay(true), ec2);
-    int fd = socket_.release(ec2);
-    if (ec2) {
+    boost::system::error_code option_error;  // no Nagle is an optimisation: go on without it
+    socket_.set_option(asio::ip::tcp::no_delay(true), option_error);
+    boost::system::error_code release_error;
+    int fd = socket_.release(release_error);
+    if (release_error) {
         close();
         return;
     }
     int non_blocking = 1;
     ::ioctl(fd, FIONBIO, &non_blocking);
-    connection_ptr connection(new ws_connection(fd, worker_, hub_, std::move(slot_)));
+    connection_ptr connection(new ws_connection(fd, worker_, std::move(slot_)));
     connection->start(std::move(leftover));
 }
 

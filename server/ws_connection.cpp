@@ -47,10 +47,10 @@ void ws_connection::operator delete(void* p) noexcept {
     slab<sizeof(ws_connection), alignof(ws_connection)>::deallocate(p);
 }
 
-ws_connection::ws_connection(int fd, worker& owner, rooms::chat_hub& hub, connection_slot slot)
+ws_connection::ws_connection(int fd, worker& owner, connection_slot slot)
     : worker_(owner),
       parser_(owner.chat().settings().max_message_bytes),
-      chat_(hub, owner.chat(), *this),
+      chat_(owner.chat(), *this),
       slot_(std::move(slot)),
       opened_ms_(owner.precise_ms()),
       last_rx_ms_(owner.now_ms()),

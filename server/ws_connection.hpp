@@ -43,7 +43,7 @@ class ws_connection final : public rooms::session_output,
 public:
     // fd: the connected, upgraded TCP socket, now owned by this object.
     // slot: this connection's place in the connection limits (and its peer address).
-    ws_connection(int fd, worker& owner, rooms::chat_hub& hub, connection_slot slot);
+    ws_connection(int fd, worker& owner, connection_slot slot);
     ~ws_connection() override;
     ws_connection(const ws_connection&) = delete;
     ws_connection& operator=(const ws_connection&) = delete;

@@ -78,7 +78,7 @@ public:
         hub_ = std::make_unique<parley::rooms::chat_hub>(
             settings_, parley::rooms::make_memory_history_store(settings_.history_per_room, first_ts), workers);
         for (std::size_t i = 0; i < members; ++i) {
-            members_.push_back(std::make_unique<member>(*hub_, *contexts_[i % worker_count]));
+            members_.push_back(std::make_unique<member>(*contexts_[i % worker_count]));
             std::string name = "user_";
             name += std::to_string(i);
             ok_ = parley::bench::login_and_join(members_.back()->session, name, room_name) && ok_;
@@ -129,7 +129,7 @@ public:
 
 private:
     struct member {
-        member(parley::rooms::chat_hub& hub, worker_context& worker) : session(hub, worker, output) {}
+        explicit member(worker_context& worker) : session(worker, output) {}
         queue_output output;  // before session: the session refers to it
         chat_session session;
     };

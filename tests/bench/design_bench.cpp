@@ -216,8 +216,8 @@ private:
 };
 
 struct member {
-    member(parley::rooms::chat_hub& hub, worker_context& worker, lane& owner, int fd, std::uint32_t id)
-        : output(owner, fd, id), session(hub, worker, output) {}
+    member(worker_context& worker, lane& owner, int fd, std::uint32_t id)
+        : output(owner, fd, id), session(worker, output) {}
     socket_output output;  // before session: the session refers to it
     chat_session session;
 };
@@ -492,7 +492,7 @@ private:
             return fail("accept");
         }
         // From here the member's output owns the descriptor.
-        owner.members.push_back(std::make_unique<member>(*hub_, owner.context, owner, server, id));
+        owner.members.push_back(std::make_unique<member>(owner.context, owner, server, id));
         const int one = 1;
         if (::setsockopt(server, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0 ||
             ::fcntl(client, F_SETFL, ::fcntl(client, F_GETFL) | O_NONBLOCK) != 0) {

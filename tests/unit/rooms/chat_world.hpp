@@ -46,7 +46,7 @@ inline ::testing::AssertionResult is_error(const json& reply, std::string_view c
 
 class test_client {
 public:
-    test_client(chat_hub& hub, worker_context& worker) : session(hub, worker, output) {}
+    explicit test_client(worker_context& worker) : session(worker, output) {}
 
     // Sends one client message (a JSON object, or raw text for malformed input).
     void send(const json& request) { session.on_text(request.dump()); }
@@ -104,7 +104,7 @@ public:
 
     // A connected client that has not logged in.
     test_client& connect(std::uint32_t worker = 0) {
-        clients_.push_back(std::make_unique<test_client>(*hub_, *contexts_.at(worker)));
+        clients_.push_back(std::make_unique<test_client>(*contexts_.at(worker)));
         return *clients_.back();
     }
     // A client logged in as `user` (welcome consumed).

@@ -44,7 +44,7 @@ public:
     test_client& add_member(std::string_view user, std::uint32_t worker, std::string_view room) {
         test_client* made = nullptr;
         executor(worker).run_sync([&] {
-            clients_.push_back(std::make_unique<test_client>(*hub_, *contexts_.at(worker)));
+            clients_.push_back(std::make_unique<test_client>(*contexts_.at(worker)));
             made = clients_.back().get();
             made->send({{"type", "login"}, {"user", user}});
             made->send({{"type", "join"}, {"room", room}});
