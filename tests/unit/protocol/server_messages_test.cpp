@@ -1,6 +1,7 @@
 // Server message encoders: complete text frames whose payload is the JSON of protocol v1.
 
 #include "protocol/frame_encoder.hpp"
+#include "protocol/json_text.hpp"
 #include "protocol/server_messages.hpp"
 #include "protocol/utf8.hpp"
 
@@ -8,6 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstdio>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -149,6 +153,69 @@ TEST(json_escaping, every_control_character_round_trips) {
     EXPECT_NE(raw.find(R"(\t)"), std::string_view::npos);
     EXPECT_NE(raw.find(R"(\u0000)"), std::string_view::npos);
     EXPECT_NE(raw.find(R"(\u001f)"), std::string_view::npos);
+}
+
+// The byte-by-byte escaping the word-at-a-time scanner must agree with, from a table of what
+// RFC 8259 asks for each byte: the short forms where JSON has one, \u00XX for other control
+// characters, the byte itself for everything else.
+std::string escaped_one_byte_at_a_time(std::string_view text) {
+    static const std::array<std::string, 256> table = [] {
+        std::array<std::string, 256> t;
+        for (int c = 0; c < 256; ++c) {
+            if (c < 0x20) {
+                char buf[8];
+                std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                t[static_cast<std::size_t>(c)] = buf;
+            } else {
+                t[static_cast<std::size_t>(c)] = std::string(1, static_cast<char>(c));
+            }
+        }
+        const std::pair<char, const char*> short_forms[] = {
+            {'"', "\\\""}, {'\\', "\\\\"}, {'\b', "\\b"}, {'\f', "\\f"}, {'\n', "\\n"}, {'\r', "\\r"}, {'\t', "\\t"}};
+        for (const auto& [c, form] : short_forms) {
+            t[static_cast<unsigned char>(c)] = form;
+        }
+        return t;
+    }();
+    std::string out = "\"";
+    for (unsigned char c : text) {
+        out += table[c];
+    }
+    return out + "\"";
+}
+
+TEST(json_escaping, escapes_are_found_at_every_offset_of_a_word) {
+    // The scanner checks 8 bytes at once: a character that needs escaping must be found in
+    // every position of a word, next to bytes with the high bit set, and in the short tail.
+    const std::string specials = std::string("\"\\\n\x01\x1f\x00", 6);
+    for (std::size_t length = 1; length <= 27; ++length) {
+        for (std::size_t at = 0; at < length; ++at) {
+            for (char special : specials) {
+                for (char filler : {'a', '\x7f', '\xc3', ' '}) {
+                    std::string text(length, filler);
+                    text[at] = special;
+                    std::string out;
+                    parley::protocol::append_json_string(out, text);
+                    ASSERT_EQ(out, escaped_one_byte_at_a_time(text))
+                        << "length " << length << " at " << at << " special " << static_cast<int>(special);
+                }
+            }
+        }
+    }
+}
+
+TEST(json_escaping, random_text_matches_the_byte_by_byte_escaping) {
+    std::mt19937 random(7);
+    const std::string alphabet = std::string("ab \"\\\n\t\x02\x1f\x20\x21\x5b\x5d\x7f\x80\xc3\xa9\xff", 18);
+    for (int round = 0; round < 20000; ++round) {
+        std::string text(random() % 40, 'x');
+        for (char& c : text) {
+            c = alphabet[random() % alphabet.size()];
+        }
+        std::string out;
+        parley::protocol::append_json_string(out, text);
+        ASSERT_EQ(out, escaped_one_byte_at_a_time(text));
+    }
 }
 
 TEST(json_escaping, utf8_passes_through_unescaped) {
