@@ -171,21 +171,44 @@ bool valid_room_name(std::string_view name) { return valid_name(name, 64); }
 parse_result_request parse_request(std::string_view text) {
     // The request is filled where it is returned: it is six strings, too much to build and move.
     parse_result_request result;
-    request& req = result.value.emplace();
+    parse_request(text, result);
+    return result;
+}
+
+namespace {
+// Empties a request for reuse, keeping what its strings have allocated.
+request& reset(request& req) {
+    req.type = request_type::users;
+    for (std::string* s : {&req.id, &req.user, &req.token, &req.room, &req.to, &req.text}) {
+        s->clear();
+    }
+    req.after.reset();
+    req.before.reset();
+    req.epoch.reset();
+    req.limit.reset();
+    return req;
+}
+}  // namespace
+
+void parse_request(std::string_view text, parse_result_request& result) {
+    result.error = error_code::bad_request;
+    result.message.clear();
+    result.id.clear();
+    request& req = result.value ? reset(*result.value) : result.value.emplace();
     fields object;
     if (!read_json_object(text, field_names, object)) {
         fail(result, error_code::bad_json, "the message is not a JSON object", false);
-        return result;
+        return;
     }
     std::string error;
     if (!take_id(object, req.id, error)) {
         fail(result, error_code::bad_request, std::move(error), false);
-        return result;
+        return;
     }
     const auto& type_member = object[type_field];
     if (!type_member || type_member->kind != json_kind::string) {
         fail(result, error_code::bad_request, "field 'type' must be a string", true);
-        return result;
+        return;
     }
     std::string unescaped_type;
     std::string_view type_name = type_member->raw;
@@ -205,7 +228,7 @@ parse_result_request parse_request(std::string_view text) {
         std::string message = "unknown message type '";
         message.append(prefix_of(type_name, 32)).append("'");
         fail(result, error_code::unknown_type, std::move(message), true);
-        return result;
+        return;
     }
 
     bool ok = true;
@@ -246,7 +269,6 @@ parse_result_request parse_request(std::string_view text) {
     if (!ok) {
         fail(result, error_code::bad_request, std::move(error), true);
     }
-    return result;
 }
 
 }  // namespace parley::protocol

@@ -38,6 +38,9 @@ struct parse_result_request {
 
 // Parses one text message. Never throws.
 parse_result_request parse_request(std::string_view text);
+// The same into a result kept from an earlier call: its strings keep their capacity, so a
+// connection that sends one say after another parses without allocating.
+void parse_request(std::string_view text, parse_result_request& result);
 
 // Name rules of protocol v1: users 1-32, rooms 1-64 characters of [A-Za-z0-9_.-].
 bool valid_user_name(std::string_view name);

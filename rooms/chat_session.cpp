@@ -35,7 +35,20 @@ void chat_session::on_text(std::string_view message) {
         return;
     }
     worker_.counters().messages_received.add();
-    auto parsed = protocol::parse_request(message);
+    // The worker's reused parse result, given back however this handler returns.
+    struct borrowed {
+        worker_context& worker;
+        protocol::parse_result_request* scratch;
+        protocol::parse_result_request own;
+        ~borrowed() {
+            if (scratch != nullptr) {
+                worker.give_back_request(scratch);
+            }
+        }
+        protocol::parse_result_request& get() { return scratch != nullptr ? *scratch : own; }
+    } lease{worker_, worker_.borrow_request(), {}};
+    protocol::parse_result_request& parsed = lease.get();
+    protocol::parse_request(message, parsed);
     if (!take_token()) {
         // A parsed request keeps its id in the request; the result's id is only set on failure.
         const std::string& id = parsed.value ? parsed.value->id : parsed.id;
@@ -210,11 +223,12 @@ void chat_session::on_say(request& req) {
     if (!check_text(req)) {
         return;
     }
-    std::int64_t seq = m->joined->say(user_, req.text, unix_millis());
-    worker_.counters().says.add();
-    if (!req.id.empty()) {
-        send(protocol::encode_ack(req.id, m->joined->name(), seq));
+    if (req.id.empty()) {
+        m->joined->say(user_, req.text, unix_millis());
+    } else {
+        m->joined->say(user_, req.text, unix_millis(), &output_, req.id);
     }
+    worker_.counters().says.add();
 }
 
 void chat_session::on_dm(request& req) {

@@ -4,6 +4,7 @@
 #include "registry/session_handle.hpp"
 #include "rooms/history_store.hpp"
 #include "rooms/message_bus.hpp"
+#include "rooms/session_output.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -75,7 +76,10 @@ public:
     bool set_declared(bool permanent, std::string topic);
 
     // Assigns the next seq, encodes the message once, stores it and fans it out. Returns the seq.
-    std::int64_t say(std::string_view from, std::string_view text, std::int64_t ts);
+    // With ack_to, the sender's `ack` (re: ack_id) is queued first: the sender's own copy of the
+    // message may be queued during this call, and the ack is to come before it.
+    std::int64_t say(std::string_view from, std::string_view text, std::int64_t ts,
+                     session_output* ack_to = nullptr, std::string_view ack_id = {});
 
     // Relays a typing notice to the other members (not stored, no seq).
     void typing(std::string_view user, registry::session_handle who);
@@ -87,7 +91,9 @@ public:
 private:
     // Requires mutex_. Fills epoch, members, history and recovered of a `joined` reply.
     void fill_reply_locked(const join_request& request, join_result& result) const;
-    // Requires mutex_. Posts frame to every worker with members; skips `except`.
+    // Requires mutex_. Posts frame to every worker with members; skips `except`. The calling
+    // thread's own worker, when its members here are few, is served at once instead (see
+    // inline_fanout_limit in room.cpp).
     void broadcast_locked(const protocol::shared_frame& frame, registry::session_handle except, std::int64_t seq = 0);
 
     const std::string name_;
@@ -99,6 +105,11 @@ private:
     mutable std::mutex mutex_;
     std::map<std::string, std::uint32_t, std::less<>> members_;  // name -> sessions of that name
     std::vector<std::uint32_t> members_per_worker_;
+    // Per worker: delivery tasks posted to it and not yet run. A broadcast made on a worker's
+    // own thread reaches that worker's members at once (no task) only while this is zero, so
+    // it cannot overtake an earlier broadcast still queued there. Raised under mutex_, lowered
+    // by the task on its worker.
+    std::unique_ptr<std::atomic<std::uint32_t>[]> undelivered_;
     std::uint64_t event_ = 0;  // counts broadcasts, so a new member skips those it was shown already
     bool closed_ = false;      // removed from the directory: joiners must look again
     bool permanent_;           // declared in the configuration

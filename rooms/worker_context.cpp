@@ -64,11 +64,19 @@ void worker_context::remove_member(const room* r, const chat_session* session) {
     }
 }
 
-void worker_context::deliver(const room* r, const protocol::shared_frame& frame, std::uint64_t event,
-                             registry::session_handle except, std::chrono::steady_clock::time_point posted_at) {
+namespace {
+thread_local worker_context* current_worker = nullptr;
+}  // namespace
+
+worker_context* worker_context::current() { return current_worker; }
+
+void worker_context::set_current(worker_context* worker) { current_worker = worker; }
+
+std::uint64_t worker_context::queue_on_members(const room* r, const protocol::shared_frame& frame,
+                                               std::uint64_t event, registry::session_handle except) {
     auto it = members_.find(r);
     if (it == members_.end()) {
-        return;
+        return 0;
     }
     std::uint64_t delivered = 0;
     // send() never re-enters the chat logic (a slow consumer is closed later, from its own
@@ -84,9 +92,23 @@ void worker_context::deliver(const room* r, const protocol::shared_frame& frame,
         ++delivered;
     }
     counters_.fanout_deliveries.add(delivered);
+    return delivered;
+}
+
+void worker_context::deliver(const room* r, const protocol::shared_frame& frame, std::uint64_t event,
+                             registry::session_handle except, std::chrono::steady_clock::time_point posted_at) {
+    if (queue_on_members(r, frame, event, except) == 0 && !members_.contains(r)) {
+        return;
+    }
     auto took = std::chrono::steady_clock::now() - posted_at;
     counters_.record_fanout(
         static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(took).count()));
+}
+
+void worker_context::deliver_now(const room* r, const protocol::shared_frame& frame, std::uint64_t event,
+                                 registry::session_handle except) {
+    queue_on_members(r, frame, event, except);
+    counters_.record_fanout(0);
 }
 
 std::size_t worker_context::local_members(const room* r) const {

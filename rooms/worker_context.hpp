@@ -1,6 +1,7 @@
 #pragma once
 
 #include "config/settings.hpp"
+#include "protocol/request.hpp"
 #include "protocol/shared_frame.hpp"
 #include "registry/session_handle.hpp"
 #include "rooms/session_output.hpp"
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace parley::rooms {
@@ -65,9 +67,29 @@ public:
     void deliver(const room* r, const protocol::shared_frame& frame, std::uint64_t event,
                  registry::session_handle except, std::chrono::steady_clock::time_point posted_at);
 
+    // The same, on the worker's own thread, for a broadcast made there: nothing waited in a
+    // queue, so the fan-out time recorded is zero (a walk over at most a few dozen members).
+    void deliver_now(const room* r, const protocol::shared_frame& frame, std::uint64_t event,
+                     registry::session_handle except);
+
     std::size_t local_members(const room* r) const;
 
+    // The worker whose thread this is (set by the thread itself), or null on any other thread:
+    // lets a room serve the caller's own worker without a task.
+    static worker_context* current();
+    static void set_current(worker_context* worker);
+
+    // A parse result reused by every request this worker reads, so parsing keeps the capacity
+    // of its strings instead of allocating them per message. Null while a request is being
+    // handled (the caller then parses into a result of its own).
+    protocol::parse_result_request* borrow_request() { return std::exchange(request_scratch_, nullptr); }
+    void give_back_request(protocol::parse_result_request* scratch) { request_scratch_ = scratch; }
+
 private:
+    // Queues frame on the matching local members; returns how many.
+    std::uint64_t queue_on_members(const room* r, const protocol::shared_frame& frame, std::uint64_t event,
+                                   registry::session_handle except);
+
     struct local_member {
         chat_session* session;
         std::uint64_t joined_event;
@@ -91,6 +113,8 @@ private:
     std::vector<std::uint16_t> generations_;    // per slot
     std::vector<std::uint32_t> free_slots_;
     std::unordered_map<const room*, std::vector<local_member>> members_;
+    protocol::parse_result_request request_storage_;
+    protocol::parse_result_request* request_scratch_ = &request_storage_;
 };
 
 }  // namespace parley::rooms

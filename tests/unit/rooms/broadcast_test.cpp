@@ -156,5 +156,68 @@ TEST(broadcast, leaving_and_rejoining_before_the_worker_runs_loses_and_repeats_n
     EXPECT_EQ(texts, (std::vector<std::string>{"1", "2", "3"}));
 }
 
+// While the test thread plays worker 0's thread (as each server worker thread does for its own).
+struct acting_as_worker {
+    explicit acting_as_worker(worker_context& w) { worker_context::set_current(&w); }
+    ~acting_as_worker() { worker_context::set_current(nullptr); }
+};
+
+TEST(broadcast, a_say_reaches_its_own_workers_members_at_once_and_others_by_task) {
+    spread_room r(6);  // three members on worker 0, three on worker 1
+    acting_as_worker on0(r.world.context(0));
+    std::size_t before0 = r.posts(0);
+    std::size_t before1 = r.posts(1);
+
+    r.clients[0]->send({{"type", "say"}, {"room", "lobby"}, {"text", "now"}});
+    EXPECT_EQ(r.posts(0) - before0, 0u) << "no task for the sender's own worker";
+    EXPECT_EQ(r.posts(1) - before1, 1u);
+    for (std::size_t i = 0; i < r.clients.size(); ++i) {
+        std::size_t got = r.clients[i]->output.of_type("message").size();
+        EXPECT_EQ(got, i % 2 == 0 ? 1u : 0u) << "before the tasks run, member " << i;
+    }
+    r.world.run();
+    for (test_client* c : r.clients) {
+        EXPECT_EQ(c->output.of_type("message").size(), 1u) << c->session.user();
+    }
+}
+
+TEST(broadcast, a_broadcast_waiting_in_a_workers_queue_is_not_overtaken) {
+    spread_room r(6);
+    // Worker 1's member says first: its task for worker 0 is queued, not yet run.
+    r.clients[1]->send({{"type", "say"}, {"room", "lobby"}, {"text", "first"}});
+    ASSERT_EQ(r.world.executor(0).pending(), 1u);
+    {
+        // Then worker 0's member says: it must queue behind, not reach worker 0's members now.
+        acting_as_worker on0(r.world.context(0));
+        r.clients[0]->send({{"type", "say"}, {"room", "lobby"}, {"text", "second"}});
+        EXPECT_EQ(r.clients[2]->output.of_type("message").size(), 0u);
+        EXPECT_EQ(r.world.executor(0).pending(), 2u);
+        r.world.run();
+        // Once the queue is drained, the next say is immediate again.
+        r.clients[0]->send({{"type", "say"}, {"room", "lobby"}, {"text", "third"}});
+        EXPECT_EQ(r.world.executor(0).pending(), 0u);
+    }
+    r.world.run();
+    for (test_client* c : r.clients) {
+        auto got = c->output.of_type("message");
+        ASSERT_EQ(got.size(), 3u) << c->session.user();
+        EXPECT_EQ(got[0].second["text"], "first");
+        EXPECT_EQ(got[1].second["text"], "second");
+        EXPECT_EQ(got[2].second["text"], "third");
+        EXPECT_LT(got[0].second["seq"], got[1].second["seq"]);
+    }
+}
+
+TEST(broadcast, a_large_local_member_list_still_goes_through_a_task) {
+    spread_room r(140);  // 70 members per worker: above the limit for immediate delivery
+    acting_as_worker on0(r.world.context(0));
+    std::size_t before0 = r.posts(0);
+    r.clients[0]->send({{"type", "say"}, {"room", "lobby"}, {"text", "big"}});
+    EXPECT_EQ(r.posts(0) - before0, 1u) << "the room's lock is not held for a long walk";
+    EXPECT_EQ(r.clients[2]->output.of_type("message").size(), 0u);
+    r.world.run();
+    EXPECT_EQ(r.clients[2]->output.of_type("message").size(), 1u);
+}
+
 }  // namespace
 }  // namespace parley::rooms::tests

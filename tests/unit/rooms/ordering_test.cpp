@@ -32,6 +32,11 @@ public:
         }
         hub_ = std::make_unique<chat_hub>(settings_, make_memory_history_store(settings_.history_per_room, test_epoch),
                                           pointers);
+        // As server/ does: each thread knows its worker, so broadcasts made there reach that
+        // worker's members at once while other workers' tasks still race in (room.cpp).
+        for (std::uint32_t i = 0; i < worker_count; ++i) {
+            executor(i).run_sync([context = contexts_[i].get()] { worker_context::set_current(context); });
+        }
     }
     ~threaded_world() {
         stop();
