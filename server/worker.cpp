@@ -15,10 +15,14 @@ namespace {
 // One read of this size drains what a busy client sent in one event; shared by the worker's
 // connections, so its size does not multiply with the connection count.
 constexpr std::size_t receive_buffer_size = 256 * 1024;
+// Small frames copied for one write; more than a loopback socket takes in one call anyway.
+constexpr std::size_t send_staging_size = 64 * 1024;
 // How often timeouts are checked; also the resolution of every connection timeout.
 constexpr std::chrono::milliseconds housekeeping_period{250};
 // Shutdown closes one batch per step of this length across the close window.
 constexpr std::chrono::milliseconds close_step{50};
+// Unused local frame references kept for the next burst (16 bytes each).
+constexpr std::size_t spare_local_frames = 4096;
 }  // namespace
 
 worker::worker(std::uint32_t index)
@@ -30,6 +34,7 @@ worker::worker(std::uint32_t index)
       work_(asio::make_work_guard(*io_)),
       chat_(index, *this),
       receive_buffer_(receive_buffer_size),
+      send_staging_(send_staging_size),
       poller_(std::make_unique<connection_poller>(*io_)),
       ping_frame_(protocol::shared_frame::copy_of(protocol::encode_frame(protocol::opcode::ping, {}))),
       housekeeping_timer_(std::make_unique<asio::steady_timer>(*io_)),
@@ -49,6 +54,7 @@ void worker::start(std::function<void()> on_exit) {
     asio::post(*io_, [this] { housekeeping(); });
     poller_->start();
     thread_ = std::thread([this, on_exit = std::move(on_exit)] {
+        rooms::worker_context::set_current(&chat_);
         try {
             io_->run();
         } catch (const std::exception& e) {
@@ -145,6 +151,7 @@ void worker::housekeeping() {
             std::vector<boost::intrusive_ptr<ws_connection>>().swap(*list);
         }
     }
+    frame_pool_.trim(spare_local_frames);
     // check_timeouts() only queues frames and starts closes; it never detaches a connection, so
     // the list cannot change under this loop.
     for (const auto& c : connections_) {

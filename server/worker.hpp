@@ -3,6 +3,7 @@
 #include "rooms/session_output.hpp"
 #include "rooms/worker_context.hpp"
 #include "server/connection_poller.hpp"
+#include "server/local_frame_pool.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -58,6 +59,11 @@ public:
 
     // Worker thread only.
     std::vector<char>& receive_buffer() { return receive_buffer_; }
+    // Where a flush copies a connection's small queued frames so they leave in one contiguous
+    // piece (see ws_connection::flush); shared by the worker's connections like the receive buffer.
+    std::vector<char>& send_staging() { return send_staging_; }
+    // The worker's counted references to shared frames, for its connections' write queues.
+    local_frame_pool& frame_pool() { return frame_pool_; }
     void schedule_flush(boost::intrusive_ptr<ws_connection> connection);
     // The worker holds each open connection from attach() to detach(). A detached connection is
     // released by a task posted after the current handler, never during it: the poller may still
@@ -86,11 +92,14 @@ private:
     void drained();  // reports the end of shutdown once
 
     std::uint32_t index_;
+    // Declared before anything that may hold a connection: destroyed after every write queue.
+    local_frame_pool frame_pool_;
     std::unique_ptr<boost::asio::io_context> io_;
     std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
     rooms::worker_context chat_;
     std::thread thread_;
     std::vector<char> receive_buffer_;
+    std::vector<char> send_staging_;
     std::vector<boost::intrusive_ptr<ws_connection>> pending_flush_;
     std::vector<boost::intrusive_ptr<ws_connection>> flushing_;
     bool flush_posted_ = false;
