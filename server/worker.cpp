@@ -21,8 +21,6 @@ constexpr std::size_t send_staging_size = 64 * 1024;
 constexpr std::chrono::milliseconds housekeeping_period{250};
 // Shutdown closes one batch per step of this length across the close window.
 constexpr std::chrono::milliseconds close_step{50};
-// Unused local frame references kept for the next burst (16 bytes each).
-constexpr std::size_t spare_local_frames = 4096;
 }  // namespace
 
 worker::worker(std::uint32_t index)
@@ -151,7 +149,6 @@ void worker::housekeeping() {
             std::vector<boost::intrusive_ptr<ws_connection>>().swap(*list);
         }
     }
-    frame_pool_.trim(spare_local_frames);
     // check_timeouts() only queues frames and starts closes; it never detaches a connection, so
     // the list cannot change under this loop.
     for (const auto& c : connections_) {
