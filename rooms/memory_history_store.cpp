@@ -25,7 +25,21 @@ public:
         last_seq_ = seq;
         messages_.push_back(message);
         if (messages_.size() > capacity_) {
+            // The oldest frame was written a whole history ago and is far from the core. Dropping
+            // it frees its memory (unless a queue still holds it), and the allocator hands that
+            // same memory to the next frame encoded, whose bytes then go to cold lines: the next
+            // atomic operation (a frame's count) waited for those stores, measured at 90 ns per
+            // say in 100 rooms of 10. Fetching the freed lines for writing now, and the next
+            // oldest frame's count, moves those misses off the message path.
+            const char* freed = static_cast<const char*>(messages_.front().identity());
+            std::size_t freed_size = messages_.front().size();
             messages_.pop_front();
+            for (std::size_t offset = 0; offset < freed_size + 32; offset += 64) {
+                __builtin_prefetch(freed - 16 + offset, 1, 3);
+            }
+            const char* oldest = static_cast<const char*>(messages_.front().identity());
+            __builtin_prefetch(oldest - 16, 1, 2);
+            __builtin_prefetch(oldest, 1, 2);
         }
     }
 
