@@ -11,8 +11,9 @@ using protocol::shared_frame;
 namespace {
 // A broadcast made on a worker's thread is queued on that worker's members at once, under the
 // room's lock, when they are at most this many: for small rooms the posted task (an allocation,
-// a locked queue, a pass of the loop) cost more than the walk, measured at about 150 ns per
-// say. Larger local member lists still go through a task, so the lock is never held long.
+// a locked queue, a pass of the loop) cost more than the walk, about 150 ns per say in the
+// profile of 100 rooms of 10. Larger local member lists still go through a task, so the lock
+// is never held long.
 constexpr std::uint32_t inline_fanout_limit = 64;
 }  // namespace
 

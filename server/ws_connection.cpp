@@ -292,7 +292,8 @@ void ws_connection::flush() {
         // Small frames are copied into the worker's staging buffer and leave as one piece: the
         // kernel copies each iovec entry with a user-copy of its own, and for frames of a few
         // hundred bytes that per-entry cost exceeds a memcpy (measured: the kernel's copy per
-        // delivered message fell from 41 to 17 ns). Larger frames are referenced where they are.
+        // delivered message fell from 39 to 9 ns in 100 rooms of 10). Larger frames are
+        // referenced where they are.
         std::vector<char>& staging = worker_.send_staging();
         std::size_t staged = 0;
         bool last_is_staged = false;
