@@ -267,12 +267,36 @@ private:
         for (auto&& [name, node] : table) {
             const std::string key(name.str());
             int line = line_of(name, node);
+            if (key == "private") {
+                if (const auto* b = node.as_boolean()) {
+                    room.is_private = b->get();
+                } else {
+                    error(line, o.name() + "." + key, "expects true or false, got " + describe(node));
+                    ok = false;
+                }
+                continue;
+            }
+            if (key == "members") {
+                const toml::array* array = node.as_array();
+                for (std::size_t i = 0; array != nullptr && i < array->size(); ++i) {
+                    if (const auto* member = array->get(i)->as_string()) {
+                        room.members.push_back(member->get());
+                    } else {
+                        array = nullptr;
+                    }
+                }
+                if (array == nullptr) {
+                    error(line, o.name() + "." + key, "expects a list of user names, got " + describe(node));
+                    ok = false;
+                }
+                continue;
+            }
             std::string* field = key == "name" ? &room.name : key == "topic" ? &room.topic : nullptr;
             if (field == nullptr) {
-                std::string guess = nearest(key, std::vector<std::string>{"name", "topic"});
+                std::string guess = nearest(key, std::vector<std::string>{"name", "topic", "private", "members"});
                 error(line, o.name() + "." + key,
                       "unknown key '" + key + "' in [[rooms.permanent]]; " +
-                          (guess.empty() ? std::string("the keys are name and topic")
+                          (guess.empty() ? std::string("the keys are name, topic, private and members")
                                          : "did you mean '" + guess + "'?"));
                 ok = false;
             } else if (const auto* s = node.as_string()) {
@@ -431,7 +455,8 @@ reload_plan plan_reload(const settings& running, const settings& loaded) {
         if (before == after) {
             continue;
         }
-        std::string change = o.name() + ": " + before + " -> " + after;
+        // A secret is never logged, not even its old value.
+        std::string change = o.secret ? o.name() + ": changed" : o.name() + ": " + before + " -> " + after;
         if (o.reloadable) {
             o.copy(plan.next, loaded);
             plan.applied.push_back(std::move(change));

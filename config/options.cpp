@@ -43,11 +43,24 @@ std::string number_text(double v) {
     return std::string(buffer.data(), end);
 }
 
+std::string strings_text(const std::vector<std::string>& v) {
+    std::string text = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        text += i == 0 ? "" : ", ";
+        text += toml_quote(v[i]);
+    }
+    return text + "]";
+}
+
 std::string rooms_text(const std::vector<permanent_room>& rooms) {
     std::string text = "[";
     for (std::size_t i = 0; i < rooms.size(); ++i) {
         text += i == 0 ? "" : ", ";
-        text += "{ name = " + toml_quote(rooms[i].name) + ", topic = " + toml_quote(rooms[i].topic) + " }";
+        text += "{ name = " + toml_quote(rooms[i].name) + ", topic = " + toml_quote(rooms[i].topic);
+        if (rooms[i].is_private) {
+            text.append(", private = true, members = ").append(strings_text(rooms[i].members));
+        }
+        text += " }";
     }
     return text + "]";
 }
@@ -65,11 +78,7 @@ std::string text_of(const settings& s) {
     } else if constexpr (std::is_same_v<T, std::string>) {
         return toml_quote(v);
     } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
-        std::string text = "[";
-        for (std::size_t i = 0; i < v.size(); ++i) {
-            text += (i == 0 ? "" : ", ") + toml_quote(v[i]);
-        }
-        return text + "]";
+        return strings_text(v);
     } else {
         static_assert(std::is_same_v<T, std::vector<permanent_room>>);
         return rooms_text(v);
@@ -168,6 +177,18 @@ std::string check_origin(std::string_view text) {
     return {};
 }
 
+std::string check_user_name(std::string_view text) {
+    bool ok = !text.empty() && text.size() <= 32 && std::all_of(text.begin(), text.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+               c == '-';
+    });
+    if (!ok) {
+        return "user names are 1-32 characters of A-Z a-z 0-9 _ . -, got '" + std::string(text) + "'";
+    }
+    return {};
+}
+
+constexpr std::array<std::string_view, 2> auth_modes = {"none", "token"};
 constexpr std::array<std::string_view, 6> log_levels = {"trace", "debug", "info", "warn", "error", "off"};
 constexpr std::array<std::string_view, 2> log_formats = {"text", "json"};
 
@@ -319,9 +340,31 @@ const std::vector<option>& table() {
             .reloadable = true, .min = 0, .max = hour_ms}),
         field<&settings::permanent_rooms>({.section = "rooms", .key = "permanent",
             .help = "Rooms that exist from start, even when empty, each a [[rooms.permanent]] table with "
-                    "a name (1-64 characters of A-Z a-z 0-9 _ . -) and an optional topic sent in joined. "
-                    "Other rooms exist while they have members.",
+                    "a name (1-64 characters of A-Z a-z 0-9 _ . -), an optional topic sent in joined, and "
+                    "optionally private = true with members = [user names]: a private room admits only "
+                    "its members and users whose token names it. Other rooms exist while they have members.",
             .reloadable = true}),
+
+        // ---- [auth] ----
+        field<&settings::auth_mode>({.section = "auth", .key = "mode",
+            .help = "How a login proves its name. none: any free name is taken as given, and one name is one "
+                    "connection. token: login carries a signed token (JWT, HS256) whose sub is the user name; "
+                    "anything else gets unauthorized and the connection is closed.",
+            .reloadable = true, .flag = "--auth", .value_name = "MODE", .allowed = auth_modes}),
+        field<&settings::auth_token_secret>({.section = "auth", .key = "token_secret",
+            .help = "The HS256 key the web application signs tokens with, at least 32 bytes. Keep the file "
+                    "readable by the daemon's user only.",
+            .reloadable = true, .secret = true}),
+        field<&settings::auth_token_leeway_ms>({.section = "auth", .key = "token_leeway_ms",
+            .unit = "milliseconds",
+            .help = "Clock difference tolerated between this machine and the token's issuer when checking "
+                    "its exp and nbf claims.",
+            .reloadable = true, .min = 0, .max = hour_ms}),
+        field<&settings::max_sessions_per_user>({.section = "auth", .key = "max_sessions_per_user",
+            .unit = "connections",
+            .help = "In token mode, connections one user may hold at once (tabs, devices); one more login "
+                    "gets username_taken. In none mode a name is always one connection.",
+            .reloadable = true, .min = 1, .max = 64}),
 
         // ---- [log] ----
         field<&settings::log_level>({.section = "log", .key = "level",
@@ -344,7 +387,7 @@ const std::vector<option>& table() {
     return options_table;
 }
 
-constexpr std::array<std::string_view, 5> section_names = {"server", "limits", "rooms", "log", "metrics"};
+constexpr std::array<std::string_view, 6> section_names = {"server", "limits", "rooms", "auth", "log", "metrics"};
 
 std::string bound_text(const option& o, double v) {
     return o.type == value_type::whole ? std::to_string(static_cast<long long>(v)) : number_text(v);
@@ -403,7 +446,7 @@ std::string_view option::expects() const {
     case value_type::string_list:
         return "a list of strings";
     case value_type::room_list:
-        return "[[rooms.permanent]] tables with a name and a topic";
+        return "[[rooms.permanent]] tables with a name, a topic, private and members";
     }
     return "a value";
 }
@@ -482,6 +525,11 @@ std::string option::set(settings& s, const option_value& v) const {
         for (std::size_t i = 0; i < rooms.size(); ++i) {
             if (std::string why = room_name_problem(rooms[i].name); !why.empty()) {
                 return why;
+            }
+            for (const std::string& member : rooms[i].members) {
+                if (std::string why = check_user_name(member); !why.empty()) {
+                    return "room '" + rooms[i].name + "' members: " + why;
+                }
             }
             for (std::size_t j = 0; j < i; ++j) {
                 if (rooms[j].name == rooms[i].name) {

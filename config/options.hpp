@@ -18,7 +18,7 @@ enum class value_type {
     number,       // double, bounded by min..max
     string,       // free text, or one of `allowed`, and `check` when set
     string_list,  // each entry passes `check` when set
-    room_list,    // the [[rooms.permanent]] tables {name, topic}
+    room_list,    // the [[rooms.permanent]] tables {name, topic, private, members}
 };
 
 // A value as read from the file or the command line, already of the option's value_type (a
@@ -43,6 +43,7 @@ struct option {
     double max = 0;
     std::span<const std::string_view> allowed{};  // string: the only values accepted; empty: any
     std::string (*check)(std::string_view) = nullptr;  // string, list entry: what is wrong, or ""
+    bool secret = false;           // never written to a log (reloads say only that it changed)
 
     // Accessors of the settings field, filled in by the table.
     std::string (*text_of)(const settings&) = nullptr;
@@ -67,7 +68,7 @@ struct option {
 
 // Every option, grouped by section in the order of sections().
 std::span<const option> options();
-// The sections of the file, in order: server, limits, rooms, log, metrics.
+// The sections of the file, in order: server, limits, rooms, auth, log, metrics.
 std::span<const std::string_view> sections();
 
 // Lookups; nullptr when there is none.

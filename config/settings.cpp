@@ -52,9 +52,25 @@ std::vector<std::string> problems(const settings& s) {
             }
         }
     }
+    if (s.auth_mode == "token" && s.auth_token_secret.size() < 32) {
+        out.push_back("auth.token_secret must be at least 32 bytes when auth.mode is \"token\" (it is " +
+                      std::to_string(s.auth_token_secret.size()) + "): a short HS256 key can be guessed");
+    }
+    for (const auto& room : s.permanent_rooms) {
+        if (room.is_private && s.auth_mode != "token") {
+            out.push_back("rooms.permanent: room '" + room.name +
+                          "' is private, which needs auth.mode = \"token\": without tokens anyone may log in "
+                          "with a member's name");
+        }
+        if (!room.is_private && !room.members.empty()) {
+            out.push_back("rooms.permanent: room '" + room.name +
+                          "' lists members but is not private; add private = true or remove the list");
+        }
+    }
     if (std::any_of(s.allowed_origins.begin(), s.allowed_origins.end(), [](const auto& o) { return o.empty(); })) {
         out.push_back("server.allowed_origins must not contain an empty entry");
     }
+    check_allowed("auth.mode", s.auth_mode, out);
     check_allowed("log.level", s.log_level, out);
     check_allowed("log.format", s.log_format, out);
     return out;

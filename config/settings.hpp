@@ -3,14 +3,23 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace parley::config {
 
 // A room that exists from start, even with nobody in it, declared in [[rooms.permanent]].
 struct permanent_room {
+    permanent_room() = default;
+    permanent_room(std::string room_name, std::string room_topic = {})
+        : name(std::move(room_name)), topic(std::move(room_topic)) {}
+
     std::string name;
     std::string topic;  // sent in `joined`; empty: none
+    // A private room admits only the users listed here and those whose token's `rooms` claim
+    // names it, and is listed by `rooms` only to them.
+    bool is_private = false;
+    std::vector<std::string> members;
     friend bool operator==(const permanent_room&, const permanent_room&) = default;
 };
 
@@ -54,6 +63,12 @@ struct settings {
     std::size_t history_max_limit = 500;
     std::uint32_t typing_interval_ms = 1000;  // at most one typing per user per room per interval
     std::vector<permanent_room> permanent_rooms;
+
+    // [auth]
+    std::string auth_mode = "none";         // none: any free name; token: a signed token names the user
+    std::string auth_token_secret;          // HS256 key shared with the application minting tokens
+    std::uint32_t auth_token_leeway_ms = 30000;  // clock difference tolerated for exp and nbf
+    std::size_t max_sessions_per_user = 8;  // token mode: connections one user may hold at once
 
     // [log]
     std::string log_level = "info";   // trace, debug, info, warn, error, off

@@ -112,6 +112,25 @@ public:
         return nullptr;
     }
 
+    // The entry of this name held by handle.
+    const entry* find(std::uint64_t key, std::string_view name, session_handle handle) const noexcept {
+        for (const entry& e : *this) {
+            if (e.matches(key, name) && e.handle == handle) {
+                return &e;
+            }
+        }
+        return nullptr;
+    }
+
+    // Sessions holding the name: its entries all share one key, so they share this bucket.
+    std::size_t count(std::uint64_t key, std::string_view name) const noexcept {
+        std::size_t n = 0;
+        for (const entry& e : *this) {
+            n += e.matches(key, name) ? 1 : 0;
+        }
+        return n;
+    }
+
     // The entries of `from` (may be null) plus e.
     static const bucket* with_added(const bucket* from, const entry& e) {
         const std::size_t n = from ? from->size_ : 0;
@@ -378,7 +397,8 @@ struct user_registry::shard {
     alignas(cache_line) std::atomic<table*> current{nullptr};
 
     alignas(cache_line) std::mutex mutex;
-    std::atomic<std::size_t> count{0};     // written under mutex, read by size() without it
+    std::atomic<std::size_t> count{0};     // entries (sessions); written under mutex, read without it
+    std::atomic<std::size_t> names{0};     // distinct names; likewise
     std::vector<retired_blocks> retired;  // guarded by mutex
 
     ~shard() {
@@ -391,10 +411,9 @@ struct user_registry::shard {
     // The rest runs under mutex. Writers are the only ones to free anything, so under the mutex the
     // current table and its buckets can be read without a read section.
 
-    const entry* find(std::uint64_t key, std::string_view name) const noexcept {
+    const bucket* bucket_of(std::uint64_t key) const noexcept {
         const table* t = current.load(std::memory_order_relaxed);
-        const bucket* b = t ? t->peek(t->slot_of(key)) : nullptr;
-        return b ? b->find(key, name) : nullptr;
+        return t ? t->peek(t->slot_of(key)) : nullptr;
     }
 
     void insert(const entry& e) {
@@ -533,20 +552,26 @@ user_registry::shard& user_registry::shard_for(std::uint64_t hash) const {
     return shards_[shard_index(hash, shard_count_)];
 }
 
-bool user_registry::try_register(std::string_view name, session_handle handle) {
+user_registry::outcome user_registry::try_register(std::string_view name, session_handle handle,
+                                                   std::size_t max_sessions) {
     if (!valid_name(name)) {
-        return false;
+        return outcome::invalid_name;
     }
     const std::uint64_t key = entry_key(hash_name(name), name.size());
     shard& s = shard_for(key);
     std::lock_guard lock(s.mutex);
-    if (s.find(key, name)) {
-        return false;
+    const bucket* b = s.bucket_of(key);
+    const std::size_t held = b ? b->count(key, name) : 0;
+    if (held >= std::max<std::size_t>(max_sessions, 1)) {
+        return max_sessions > 1 ? outcome::session_limit : outcome::name_taken;
     }
     entry e{key, handle, {}};
     std::memcpy(e.name, name.data(), name.size());
     s.insert(e);
-    return true;
+    if (held == 0) {
+        s.names.store(s.names.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+    return outcome::registered;
 }
 
 bool user_registry::unregister(std::string_view name, session_handle handle) {
@@ -556,11 +581,16 @@ bool user_registry::unregister(std::string_view name, session_handle handle) {
     const std::uint64_t key = entry_key(hash_name(name), name.size());
     shard& s = shard_for(key);
     std::lock_guard lock(s.mutex);
-    const entry* e = s.find(key, name);
-    if (!e || e->handle != handle) {
+    const bucket* b = s.bucket_of(key);
+    const entry* e = b ? b->find(key, name, handle) : nullptr;
+    if (!e) {
         return false;
     }
+    const bool last = b->count(key, name) == 1;
     s.erase(e);
+    if (last) {
+        s.names.store(s.names.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    }
     return true;
 }
 
@@ -583,9 +613,28 @@ std::optional<session_handle> user_registry::lookup(std::string_view name) const
     return std::nullopt;
 }
 
+std::size_t user_registry::lookup_all(std::string_view name, std::vector<session_handle>& out) const {
+    if (!valid_name(name)) {
+        return 0;
+    }
+    const std::uint64_t key = entry_key(hash_name(name), name.size());
+    const shard& s = shard_for(key);
+    read_section section;
+    const table* t = s.current.load(std::memory_order_seq_cst);
+    const bucket* b = t ? t->load(t->slot_of(key)) : nullptr;
+    std::size_t found = 0;
+    for (const entry* e = b ? b->begin() : nullptr; b && e != b->end(); ++e) {
+        if (e->matches(key, name)) {
+            out.push_back(e->handle);
+            ++found;
+        }
+    }
+    return found;
+}
+
 std::vector<std::string> user_registry::names() const {
     std::vector<std::string> out;
-    out.reserve(size());
+    out.reserve(session_count());
     for (std::size_t i = 0; i < shard_count_; ++i) {
         shard& s = shards_[i];
         std::lock_guard lock(s.mutex);
@@ -599,10 +648,20 @@ std::vector<std::string> user_registry::names() const {
         }
     }
     std::sort(out.begin(), out.end());
+    // A name held by several sessions has an entry for each.
+    out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
 }
 
 std::size_t user_registry::size() const {
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < shard_count_; ++i) {
+        total += shards_[i].names.load(std::memory_order_relaxed);
+    }
+    return total;
+}
+
+std::size_t user_registry::session_count() const {
     std::size_t total = 0;
     for (std::size_t i = 0; i < shard_count_; ++i) {
         total += shards_[i].count.load(std::memory_order_relaxed);

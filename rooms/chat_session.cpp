@@ -1,5 +1,6 @@
 #include "rooms/chat_session.hpp"
 
+#include "protocol/access_token.hpp"
 #include "protocol/server_messages.hpp"
 #include "rooms/chat_hub.hpp"
 #include "rooms/room.hpp"
@@ -123,15 +124,60 @@ void chat_session::on_login(request& req) {
         fail(error_code::invalid_name, "user names are 1-32 characters of A-Z a-z 0-9 _ . -", req.id);
         return;
     }
-    if (!worker_.hub().users().try_register(req.user, handle_)) {
+    const auto& s = worker_.settings();
+    std::size_t max_sessions = 1;
+    std::optional<std::vector<std::string>> rooms_claim;
+    if (s.auth_mode == "token") {
+        if (req.token.empty()) {
+            refuse_login("login needs a token", req.id);
+            return;
+        }
+        const std::int64_t now_s = unix_millis() / 1000;
+        auto check = protocol::verify_hs256_token(req.token, s.auth_token_secret, now_s,
+                                                  static_cast<std::int64_t>(s.auth_token_leeway_ms / 1000));
+        if (!check.claims) {
+            // The client learns whether to fetch a fresh token; what exactly failed stays ours.
+            refuse_login(check.problem == protocol::token_problem::expired ? "the token has expired"
+                                                                            : "the token was not accepted",
+                         req.id);
+            return;
+        }
+        if (check.claims->subject != req.user) {
+            refuse_login("the token is for another user", req.id);
+            return;
+        }
+        max_sessions = s.max_sessions_per_user;
+        rooms_claim = std::move(check.claims->rooms);
+    }
+    switch (worker_.hub().users().try_register(req.user, handle_, max_sessions)) {
+    case registry::user_registry::outcome::registered:
+        break;
+    case registry::user_registry::outcome::session_limit:
+        fail(error_code::username_taken,
+             "'" + req.user + "' is logged in on " + std::to_string(max_sessions) +
+                 " connections already, the most allowed",
+             req.id);
+        return;
+    case registry::user_registry::outcome::name_taken:
+    case registry::user_registry::outcome::invalid_name:
         fail(error_code::username_taken, "the name '" + req.user + "' is in use", req.id);
         return;
     }
+    if (rooms_claim) {
+        worker_.set_grant(handle_.session, room_grant(std::move(*rooms_claim)));
+    }
     user_ = std::move(req.user);
     send(protocol::encode_welcome(user_, req.id));
-    if (const std::string& motd = worker_.settings().motd; !motd.empty()) {
+    if (const std::string& motd = s.motd; !motd.empty()) {
         send(protocol::encode_system(motd));
     }
+}
+
+void chat_session::refuse_login(std::string_view why, std::string_view re) {
+    fail(error_code::unauthorized, why, re);
+    // Whoever cannot prove a name gets nothing more from this connection.
+    ended_ = true;
+    output_.close(protocol::close_code::policy_violation, "unauthorized");
 }
 
 std::vector<chat_session::membership>::iterator chat_session::find_room(std::string_view name) {
@@ -142,6 +188,10 @@ void chat_session::on_join(request& req) {
     const auto& s = worker_.settings();
     if (!protocol::valid_room_name(req.room)) {
         fail(error_code::invalid_name, "room names are 1-64 characters of A-Z a-z 0-9 _ . -", req.id);
+        return;
+    }
+    if (!worker_.access().may_join(req.room, user_, worker_.grant_of(handle_.session))) {
+        fail(error_code::unauthorized, "you may not join '" + req.room + "'", req.id);
         return;
     }
     auto found = find_room(req.room);
@@ -239,8 +289,8 @@ void chat_session::on_dm(request& req) {
     if (!check_text(req)) {
         return;
     }
-    auto target = worker_.hub().users().lookup(req.to);
-    if (!target) {
+    std::vector<registry::session_handle> targets;
+    if (worker_.hub().users().lookup_all(req.to, targets) == 0) {
         fail(error_code::user_not_found, "no user '" + req.to + "' is online", req.id);
         return;
     }
@@ -249,22 +299,39 @@ void chat_session::on_dm(request& req) {
     if (!req.id.empty()) {
         send(protocol::encode_ack(req.id, {}, 0));
     }
-    if (*target == handle_) {
-        return;
+    // Every connection of the recipient gets it, and the sender's other connections get their
+    // copy too, so each of a user's tabs shows the whole conversation.
+    if (req.to != user_) {
+        worker_.hub().users().lookup_all(user_, targets);
     }
-    worker_context& owner = worker_.hub().worker(target->worker);
-    std::uint32_t session_id = target->session;
-    owner.executor().post([&owner, session_id, frame] {
-        // The recipient may have gone since the lookup; then there is nobody to deliver to.
-        if (chat_session* s = owner.find_session(session_id)) {
-            s->output().send(frame);
+    for (registry::session_handle target : targets) {
+        if (target == handle_) {
+            continue;
         }
-    });
+        worker_context& owner = worker_.hub().worker(target.worker);
+        std::uint32_t session_id = target.session;
+        owner.executor().post([&owner, session_id, frame] {
+            // The recipient may have gone since the lookup; then there is nobody to deliver to.
+            if (chat_session* s = owner.find_session(session_id)) {
+                s->output().send(frame);
+            }
+        });
+    }
 }
 
 void chat_session::on_users(request& req) { send(protocol::encode_users(worker_.hub().users().names(), req.id)); }
 
-void chat_session::on_rooms(request& req) { send(protocol::encode_rooms(worker_.hub().rooms().list(), req.id)); }
+void chat_session::on_rooms(request& req) {
+    auto listed = worker_.hub().rooms().list();
+    if (const room_access& access = worker_.access(); access.has_private_rooms()) {
+        // A private room is not even named to those who may not join it.
+        const room_grant* grant = worker_.grant_of(handle_.session);
+        std::erase_if(listed, [&](const auto& entry) {
+            return !access.may_join(entry.first, user_, grant) && !access.may_join(entry.first, user_, nullptr);
+        });
+    }
+    send(protocol::encode_rooms(listed, req.id));
+}
 
 void chat_session::on_history(request& req) {
     const auto& s = worker_.settings();
@@ -309,6 +376,7 @@ void chat_session::end(bool disconnected) {
     }
     if (logged_in()) {
         worker_.hub().users().unregister(user_, handle_);
+        worker_.drop_grant(handle_.session);
     }
 }
 

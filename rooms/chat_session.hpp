@@ -63,6 +63,8 @@ private:
     void on_typing(request& req);
 
     bool take_token();
+    // A login that could not prove its name: `unauthorized`, then close (1008).
+    void refuse_login(std::string_view why, std::string_view re);
     std::vector<membership>::iterator find_room(std::string_view name);
     bool check_text(const request& req);
     void leave_room(std::vector<membership>::iterator it, bool disconnected);

@@ -4,6 +4,7 @@
 #include "protocol/request.hpp"
 #include "protocol/shared_frame.hpp"
 #include "registry/session_handle.hpp"
+#include "rooms/room_access.hpp"
 #include "rooms/session_output.hpp"
 #include "rooms/worker_counters.hpp"
 
@@ -45,7 +46,29 @@ public:
     // The settings this worker runs with. Set once before the worker runs, then only by
     // tasks posted to it (chat_hub::update_settings).
     const config::settings& settings() const { return *settings_; }
-    void set_settings(std::shared_ptr<const config::settings> s) { settings_ = std::move(s); }
+    void set_settings(std::shared_ptr<const config::settings> s) {
+        access_ = std::make_shared<const room_access>(*s);
+        settings_ = std::move(s);
+    }
+    // Who may join which room under those settings.
+    const room_access& access() const { return *access_; }
+
+    // The rooms a session's token limits it to, kept here rather than in every session so a
+    // session without such a claim (most, and all without tokens) pays nothing for it.
+    void set_grant(std::uint32_t session, room_grant grant) { grants_.insert_or_assign(session, std::move(grant)); }
+    void drop_grant(std::uint32_t session) {
+        if (!grants_.empty()) {
+            grants_.erase(session);
+        }
+    }
+    // Null when the session's rooms are not limited.
+    const room_grant* grant_of(std::uint32_t session) const {
+        if (grants_.empty()) {
+            return nullptr;
+        }
+        auto it = grants_.find(session);
+        return it == grants_.end() ? nullptr : &it->second;
+    }
 
     // Written only on this worker's thread; read by any thread (see local_counter).
     worker_counters& counters() { return counters_; }
@@ -99,6 +122,8 @@ private:
     worker_executor& executor_;
     chat_hub* hub_ = nullptr;
     std::shared_ptr<const config::settings> settings_ = std::make_shared<const config::settings>();
+    std::shared_ptr<const room_access> access_ = std::make_shared<const room_access>(*settings_);
+    std::unordered_map<std::uint32_t, room_grant> grants_;
     worker_counters counters_;
     // Sessions by id: an id is a slot of this table plus one (low bits; never 0, "nobody") and
     // the slot's generation (high bits; 0 on first use, so a fresh worker's ids read 1, 2, 3).

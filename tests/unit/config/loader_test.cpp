@@ -91,14 +91,14 @@ TEST(loader, unknown_key_far_from_any_lists_the_section_keys) {
 }
 
 TEST(loader, unknown_section_and_key_outside_a_section) {
-    load_result r = load_text("port = 1\n[limts]\nmax_connections = 1\n[auth]\ntoken = \"x\"\n", "a.toml");
+    load_result r = load_text("port = 1\n[limts]\nmax_connections = 1\n[plugins]\ntoken = \"x\"\n", "a.toml");
     ASSERT_EQ(r.errors.size(), 3u) << all_errors(r);
     EXPECT_EQ(r.errors[0].line, 1);
     EXPECT_EQ(r.errors[0].message, "unknown key 'port' outside any section; did you mean 'server.port' (port under [server])?");
     EXPECT_EQ(r.errors[1].line, 2);
     EXPECT_EQ(r.errors[1].message, "unknown section [limts]; did you mean [limits]?");
     EXPECT_EQ(r.errors[2].line, 4);
-    EXPECT_EQ(r.errors[2].message, "unknown section [auth]; the sections are server, limits, rooms, log, metrics");
+    EXPECT_EQ(r.errors[2].message, "unknown section [plugins]; the sections are server, limits, rooms, auth, log, metrics");
 }
 
 TEST(loader, wrong_types) {

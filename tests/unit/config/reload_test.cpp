@@ -94,6 +94,11 @@ history_max_limit = 6
 typing_interval_ms = 0
 [[rooms.permanent]]
 name = "r"
+[auth]
+mode = "token"
+token_secret = "0123456789abcdef0123456789abcdef"
+token_leeway_ms = 1000
+max_sessions_per_user = 2
 [log]
 level = "warn"
 format = "json"
