@@ -366,6 +366,13 @@ const std::vector<option>& table() {
                     "gets username_taken. In none mode a name is always one connection.",
             .reloadable = true, .min = 1, .max = 64}),
 
+        // ---- [admin] ----
+        field<&settings::admin_token>({.section = "admin", .key = "token",
+            .help = "Bearer token of the admin API under /admin/ on the same port (list users and rooms, "
+                    "kick, announce, close rooms), at least 16 bytes. Empty: the API is off and /admin/ "
+                    "gets 404.",
+            .reloadable = true, .secret = true}),
+
         // ---- [log] ----
         field<&settings::log_level>({.section = "log", .key = "level",
             .help = "Least severe log messages written: trace, debug, info, warn, error, or off. "
@@ -387,7 +394,8 @@ const std::vector<option>& table() {
     return options_table;
 }
 
-constexpr std::array<std::string_view, 6> section_names = {"server", "limits", "rooms", "auth", "log", "metrics"};
+constexpr std::array<std::string_view, 7> section_names = {"server", "limits", "rooms", "auth",
+                                                           "admin",  "log",    "metrics"};
 
 std::string bound_text(const option& o, double v) {
     return o.type == value_type::whole ? std::to_string(static_cast<long long>(v)) : number_text(v);

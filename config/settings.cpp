@@ -56,6 +56,10 @@ std::vector<std::string> problems(const settings& s) {
         out.push_back("auth.token_secret must be at least 32 bytes when auth.mode is \"token\" (it is " +
                       std::to_string(s.auth_token_secret.size()) + "): a short HS256 key can be guessed");
     }
+    if (!s.admin_token.empty() && s.admin_token.size() < 16) {
+        out.push_back("admin.token must be at least 16 bytes (it is " + std::to_string(s.admin_token.size()) +
+                      "), or empty to turn the admin API off");
+    }
     for (const auto& room : s.permanent_rooms) {
         if (room.is_private && s.auth_mode != "token") {
             out.push_back("rooms.permanent: room '" + room.name +

@@ -70,6 +70,9 @@ struct settings {
     std::uint32_t auth_token_leeway_ms = 30000;  // clock difference tolerated for exp and nbf
     std::size_t max_sessions_per_user = 8;  // token mode: connections one user may hold at once
 
+    // [admin]
+    std::string admin_token;  // bearer token of the /admin/ API; empty: the API is off (404)
+
     // [log]
     std::string log_level = "info";   // trace, debug, info, warn, error, off
     std::string log_format = "text";  // text or json (one object per line)

@@ -205,4 +205,11 @@ token_check verify_hs256_token(std::string_view token, std::string_view secret, 
     return check;
 }
 
+bool secrets_equal(std::string_view presented, std::string_view expected) {
+    if (presented.size() != expected.size() || expected.empty()) {
+        return false;
+    }
+    return CRYPTO_memcmp(presented.data(), expected.data(), expected.size()) == 0;
+}
+
 }  // namespace parley::protocol

@@ -35,6 +35,10 @@ struct token_check {
 token_check verify_hs256_token(std::string_view token, std::string_view secret, std::int64_t now,
                                std::int64_t leeway = 0);
 
+// Whether a presented secret (an admin bearer token) equals the configured one, in time that
+// does not depend on where they differ (only on their lengths).
+bool secrets_equal(std::string_view presented, std::string_view expected);
+
 // base64url without padding (RFC 4648 section 5), as JWS uses it. Decoding refuses padding,
 // characters outside the alphabet and a length that cannot occur (1 mod 4).
 std::optional<std::string> base64url_decode(std::string_view text);

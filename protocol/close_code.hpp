@@ -14,6 +14,8 @@ enum class close_code : std::uint16_t {
     policy_violation = 1008,
     message_too_big = 1009,
     internal_error = 1011,
+    // Private-use range (4000-4999): an administrator removed the user (the reason says why).
+    kicked = 4000,
 };
 
 }  // namespace parley::protocol

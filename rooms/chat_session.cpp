@@ -248,6 +248,21 @@ void chat_session::on_leave(request& req) {
     send(protocol::encode_left(name, req.id));
 }
 
+void chat_session::evict(const room* r, std::string_view reason) {
+    auto it = std::find_if(rooms_.begin(), rooms_.end(), [r](const membership& m) { return m.joined.get() == r; });
+    if (it == rooms_.end()) {
+        return;
+    }
+    std::string name = it->joined->name();
+    leave_room(it, false);
+    send(protocol::encode_left(name, {}));
+    std::string text = "the room '" + name + "' was closed by an administrator";
+    if (!reason.empty()) {
+        text.append(": ").append(reason);
+    }
+    send(protocol::encode_system(text));
+}
+
 bool chat_session::check_text(const request& req) {
     if (req.text.empty()) {
         fail(error_code::bad_request, "field 'text' must not be empty", req.id);

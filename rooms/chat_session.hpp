@@ -34,6 +34,10 @@ public:
     // One complete WebSocket text message from the client.
     void on_text(std::string_view message);
 
+    // Leaves r because an administrator closed it: the client gets `left` and a system line
+    // with the reason. Nothing when the session is not in r.
+    void evict(const room* r, std::string_view reason);
+
     // The connection is ending: leave every room (others see presence leave and, when
     // `disconnected`, a system line) and free the name. Idempotent.
     void end(bool disconnected = true);

@@ -144,6 +144,11 @@ std::int64_t room::say(std::string_view from, std::string_view text, std::int64_
     return seq;
 }
 
+void room::announce(std::string_view text) {
+    std::lock_guard lock(mutex_);
+    broadcast_locked(protocol::encode_system(text), registry::session_handle{});
+}
+
 void room::typing(std::string_view user, registry::session_handle who) {
     std::lock_guard lock(mutex_);
     broadcast_locked(protocol::encode_typing(name_, user), who);

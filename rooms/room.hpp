@@ -81,6 +81,9 @@ public:
     std::int64_t say(std::string_view from, std::string_view text, std::int64_t ts,
                      session_output* ack_to = nullptr, std::string_view ack_id = {});
 
+    // A `system` line to every member (an announcement; not stored, no seq).
+    void announce(std::string_view text);
+
     // Relays a typing notice to the other members (not stored, no seq).
     void typing(std::string_view user, registry::session_handle who);
 

@@ -111,6 +111,29 @@ void worker_context::deliver_now(const room* r, const protocol::shared_frame& fr
     counters_.record_fanout(0);
 }
 
+void worker_context::send_to_all(const protocol::shared_frame& frame) {
+    for (chat_session* session : slots_) {
+        if (session != nullptr && session->logged_in()) {
+            session->output().send(frame);
+        }
+    }
+}
+
+void worker_context::evict_members(const room* r, std::string_view reason) {
+    auto it = members_.find(r);
+    if (it == members_.end()) {
+        return;
+    }
+    // Leaving changes the list, so walk a copy.
+    std::vector<chat_session*> evicted;
+    for (const local_member& m : it->second) {
+        evicted.push_back(m.session);
+    }
+    for (chat_session* session : evicted) {
+        session->evict(r, reason);
+    }
+}
+
 std::size_t worker_context::local_members(const room* r) const {
     auto it = members_.find(r);
     return it == members_.end() ? 0 : it->second.size();

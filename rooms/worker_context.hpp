@@ -97,6 +97,12 @@ public:
 
     std::size_t local_members(const room* r) const;
 
+    // Every logged-in session of this worker gets frame (an announcement to all).
+    void send_to_all(const protocol::shared_frame& frame);
+
+    // Every local member of r leaves it, told why (the room was closed by an administrator).
+    void evict_members(const room* r, std::string_view reason);
+
     // The worker whose thread this is (set by the thread itself), or null on any other thread:
     // lets a room serve the caller's own worker without a task.
     static worker_context* current();

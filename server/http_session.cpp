@@ -1,6 +1,7 @@
 #include "server/http_session.hpp"
 
 #include "protocol/handshake.hpp"
+#include "server/admin_api.hpp"
 #include "protocol/origin.hpp"
 #include "rooms/chat_hub.hpp"
 #include "server/metrics.hpp"
@@ -23,6 +24,7 @@ using rooms::reject_reason;
 
 namespace {
 std::string_view to_view(boost::beast::string_view s) { return {s.data(), s.size()}; }
+constexpr std::uint64_t max_request_body_bytes = 64 * 1024;
 }  // namespace
 
 http_session::http_session(asio::ip::tcp::socket socket, worker& owner, rooms::chat_hub& hub,
@@ -57,6 +59,8 @@ void http_session::arm_deadline() {
 void http_session::do_read() {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(worker_.chat().settings().max_request_header_bytes));
+    // The admin API's requests are a few hundred bytes; nothing else sends a body.
+    parser_->body_limit(max_request_body_bytes);
     http::async_read(socket_, buffer_, *parser_,
                      [self = shared_from_this()](boost::system::error_code ec, std::size_t) { self->on_read(ec); });
 }
@@ -72,6 +76,9 @@ void http_session::on_read(boost::system::error_code ec) {
         if (ec == http::error::header_limit) {
             counters.handshake_failures[static_cast<std::size_t>(handshake_failure::header_too_large)].add();
             respond(http::status::request_header_fields_too_large, "request head too large\n", false);
+        } else if (ec == http::error::body_limit) {
+            counters.handshake_failures[static_cast<std::size_t>(handshake_failure::bad_request)].add();
+            respond(http::status::payload_too_large, "request body too large\n", false);
         } else if (ec == asio::error::eof || ec == asio::error::connection_reset) {
             close();
         } else {
@@ -103,6 +110,10 @@ void http_session::route() {
         return;
     }
     worker_.chat().counters().http_requests.add();
+    if (path == "/admin" || path.starts_with("/admin/")) {
+        route_admin(path);
+        return;
+    }
     bool read_only = req.method() == http::verb::get || req.method() == http::verb::head;
     if (path == "/healthz" || path == "/readyz" || (path == "/metrics" && settings.metrics_enabled)) {
         if (!read_only) {
@@ -128,6 +139,26 @@ void http_session::route() {
         return;
     }
     respond(http::status::not_found, "not found\n", keep_alive);
+}
+
+void http_session::route_admin(std::string_view path) {
+    const auto& req = parser_->get();
+    admin_reply reply = handle_admin(req.method(), path, to_view(req[http::field::authorization]), req.body(), hub_,
+                                     worker_.chat().settings());
+    response_.emplace(reply.status, 11);
+    response_->set(http::field::server, "parleyd");
+    response_->set(http::field::content_type, "application/json");
+    response_->set(http::field::cache_control, "no-store");
+    if (reply.challenge) {
+        response_->set(http::field::www_authenticate, "Bearer realm=\"parley admin\"");
+    }
+    if (!reply.allow.empty()) {
+        response_->set(http::field::allow, reply.allow);
+    }
+    response_->body() = std::move(reply.body);
+    response_->keep_alive(req.keep_alive());
+    response_->prepare_payload();
+    write_response(!req.keep_alive());
 }
 
 std::string http_session::metrics_text() const {

@@ -6,7 +6,6 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
@@ -26,7 +25,8 @@ class worker;
 // A connection while it speaks HTTP: Beast parses each request and writes each response.
 // Routes: the ws path upgrades to a ws_connection (after checking the handshake and the
 // Origin), /healthz answers 200 while the process runs, /readyz 200 until shutdown begins and
-// 503 after, /metrics the Prometheus text (when enabled), anything else 404; a malformed
+// 503 after, /metrics the Prometheus text (when enabled), /admin/ the admin API (admin_api.hpp),
+// anything else 404; a malformed
 // request gets 400 and the connection closes. A request head must arrive within the handshake
 // timeout. A connection accepted over a connection limit (`refused`) answers its request with
 // 503 and closes.
@@ -39,13 +39,15 @@ public:
     void start();
 
 private:
-    using request_parser = boost::beast::http::request_parser<boost::beast::http::empty_body>;
+    // Requests may carry a small body (the admin API's JSON); other routes ignore it.
+    using request_parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
     using response = boost::beast::http::response<boost::beast::http::string_body>;
 
     void arm_deadline();
     void do_read();
     void on_read(boost::system::error_code ec);
     void route();
+    void route_admin(std::string_view path);
     void upgrade();
     void reject(rooms::reject_reason reason, boost::beast::http::status status, std::string body);
     void respond(boost::beast::http::status status, std::string body, bool keep_alive,

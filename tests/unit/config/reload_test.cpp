@@ -99,6 +99,8 @@ mode = "token"
 token_secret = "0123456789abcdef0123456789abcdef"
 token_leeway_ms = 1000
 max_sessions_per_user = 2
+[admin]
+token = "admin-token-0123456789"
 [log]
 level = "warn"
 format = "json"

@@ -1,0 +1,67 @@
+#include "rooms/admin_actions.hpp"
+
+#include "protocol/close_code.hpp"
+#include "protocol/server_messages.hpp"
+#include "rooms/chat_hub.hpp"
+#include "rooms/chat_session.hpp"
+#include "rooms/room.hpp"
+#include "rooms/worker_context.hpp"
+
+namespace parley::rooms {
+
+std::vector<user_summary> list_users(chat_hub& hub) {
+    std::vector<user_summary> out;
+    std::vector<registry::session_handle> handles;
+    for (std::string& name : hub.users().names()) {
+        handles.clear();
+        std::size_t connections = hub.users().lookup_all(name, handles);
+        if (connections != 0) {  // gone since names() was taken
+            out.push_back({std::move(name), connections});
+        }
+    }
+    return out;
+}
+
+std::size_t kick_user(chat_hub& hub, std::string_view user, std::string_view reason) {
+    std::vector<registry::session_handle> handles;
+    hub.users().lookup_all(user, handles);
+    for (registry::session_handle h : handles) {
+        worker_context& owner = hub.worker(h.worker);
+        owner.executor().post([&owner, session = h.session, why = std::string(reason)] {
+            if (chat_session* s = owner.find_session(session)) {
+                s->output().close(protocol::close_code::kicked, why);
+            }
+        });
+    }
+    return handles.size();
+}
+
+void announce_to_all(chat_hub& hub, std::string_view text) {
+    protocol::shared_frame frame = protocol::encode_system(text);  // encoded once for everyone
+    for (worker_context* w : hub.workers()) {
+        w->executor().post([w, frame] { w->send_to_all(frame); });
+    }
+}
+
+bool announce_to_room(chat_hub& hub, std::string_view room_name, std::string_view text) {
+    std::shared_ptr<room> target = hub.rooms().find(room_name);
+    if (!target) {
+        return false;
+    }
+    target->announce(text);
+    return true;
+}
+
+std::optional<std::size_t> close_room(chat_hub& hub, std::string_view room_name, std::string_view reason) {
+    std::shared_ptr<room> target = hub.rooms().find(room_name);
+    if (!target) {
+        return std::nullopt;
+    }
+    std::size_t members = target->member_count();
+    for (worker_context* w : hub.workers()) {
+        w->executor().post([w, target, why = std::string(reason)] { w->evict_members(target.get(), why); });
+    }
+    return members;
+}
+
+}  // namespace parley::rooms

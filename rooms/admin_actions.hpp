@@ -1,0 +1,41 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace parley::rooms {
+
+class chat_hub;
+
+// What an operator may do to the running chat (the admin API calls these). Each reaches the
+// sessions through tasks posted to the workers that own them, as a dm does, so no lock is held
+// across sessions and the caller may be on any thread. Effects land shortly after the call
+// returns, in each worker's order.
+
+struct user_summary {
+    std::string name;
+    std::size_t connections = 0;
+};
+
+// Online users, sorted, with how many connections each holds.
+std::vector<user_summary> list_users(chat_hub& hub);
+
+// Closes every connection of user with 4000 and reason. Returns how many were asked to close
+// (0: the user is not online).
+std::size_t kick_user(chat_hub& hub, std::string_view user, std::string_view reason);
+
+// A `system` line to every logged-in connection.
+void announce_to_all(chat_hub& hub, std::string_view text);
+
+// A `system` line to the members of room; false when no such room exists.
+bool announce_to_room(chat_hub& hub, std::string_view room, std::string_view text);
+
+// Every member leaves room (each gets `left` and a system line with the reason); a room not
+// declared in the configuration then disappears. Returns the members it had, or nullopt when no
+// such room exists.
+std::optional<std::size_t> close_room(chat_hub& hub, std::string_view room, std::string_view reason);
+
+}  // namespace parley::rooms

@@ -1,0 +1,136 @@
+// The admin API against the real daemon: bearer token, listing users and rooms, kicking a user
+// (close 4000), announcements to all and to a room, closing a room; 401, 404, 405 and 400.
+#include "http_response.hpp"
+#include "test_support.hpp"
+
+namespace parley::integration {
+namespace {
+
+const std::string admin_token = "admin-test-token-0123456789";
+
+class AdminTest : public parley_test {
+protected:
+    std::string daemon_config() const override { return "[admin]\ntoken = \"" + admin_token + "\"\n"; }
+
+    http_response request(const std::string& method, const std::string& path, const std::string& body = {},
+                          const std::string& token = admin_token) {
+        std::string raw = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+        if (!token.empty()) {
+            raw += "Authorization: Bearer " + token + "\r\n";
+        }
+        if (!body.empty()) {
+            raw += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+        }
+        raw += "\r\n" + body;
+        ws_client client(port());
+        return parse_http_response(client.raw_http(raw));
+    }
+
+    json ok_json(const std::string& method, const std::string& path, const json& body = nullptr) {
+        http_response r = request(method, path, body.is_null() ? std::string() : body.dump());
+        EXPECT_EQ(r.status, 200) << method << " " << path << ": " << r.body;
+        EXPECT_EQ(r.header("content-type").value_or(""), "application/json");
+        return json::parse(r.body, nullptr, false);
+    }
+};
+
+TEST_F(AdminTest, WithoutTheTokenEveryEndpointIs401) {
+    for (const auto& [method, path] : std::vector<std::pair<std::string, std::string>>{
+             {"GET", "/admin/users"}, {"GET", "/admin/rooms"}, {"POST", "/admin/kick"},
+             {"POST", "/admin/announce"}, {"POST", "/admin/close_room"}, {"GET", "/admin/unknown"}}) {
+        for (const std::string& token : {std::string(), std::string("wrong-token-0123456789abc"),
+                                         admin_token + "x", admin_token.substr(0, admin_token.size() - 1)}) {
+            http_response r = request(method, path, "{}", token);
+            EXPECT_EQ(r.status, 401) << method << " " << path << " with '" << token << "'";
+            EXPECT_EQ(r.header("www-authenticate").value_or(""), "Bearer realm=\"parley admin\"");
+        }
+    }
+}
+
+TEST_F(AdminTest, ListsUsersAndRooms) {
+    ws_client alice = login("alice");
+    ws_client bob = login("bob");
+    join_room(alice, "lobby");
+    join_room(bob, "lobby");
+    join_room(bob, "dev");
+    EXPECT_EQ(ok_json("GET", "/admin/users"),
+              json::parse(R"({"users":[{"name":"alice","connections":1},{"name":"bob","connections":1}]})"));
+    EXPECT_EQ(ok_json("GET", "/admin/rooms"),
+              json::parse(R"({"rooms":[{"name":"dev","members":1},{"name":"lobby","members":2}]})"));
+}
+
+TEST_F(AdminTest, KickClosesTheUsersConnectionWith4000AndFreesTheName) {
+    ws_client alice = login("alice");
+    ws_client bob = login("bob");
+    join_room(alice, "r");
+    join_room(bob, "r");
+    wait_type(alice, "presence");
+    EXPECT_EQ(ok_json("POST", "/admin/kick", {{"user", "bob"}, {"reason", "spam"}}),
+              json({{"user", "bob"}, {"connections", 1}}));
+    EXPECT_EQ(bob.expect_close(), 4000);
+    const json leave = wait_type(alice, "presence");
+    EXPECT_EQ(leave.value("event", ""), "leave");
+    EXPECT_EQ(call(alice, {{"type", "users"}, {"id", "u"}})["users"], json({"alice"})) << "alice is untouched";
+    ws_client bob_again = connect();
+    EXPECT_EQ(login_retrying(bob_again, "bob").value("type", ""), "welcome") << "the name is free again";
+    bob_again.close_socket();
+    http_response missing = request("POST", "/admin/kick", R"({"user":"bob"})");
+    EXPECT_EQ(missing.status, 404) << missing.body;
+}
+
+TEST_F(AdminTest, AnnouncesToEveryoneOrToOneRoom) {
+    ws_client alice = login("alice");
+    ws_client bob = login("bob");
+    join_room(alice, "r");
+    EXPECT_EQ(ok_json("POST", "/admin/announce", {{"text", "restart at noon"}}), json({{"room", nullptr}}));
+    EXPECT_EQ(wait_type(alice, "system").value("text", ""), "restart at noon");
+    EXPECT_EQ(wait_type(bob, "system").value("text", ""), "restart at noon");
+
+    EXPECT_EQ(ok_json("POST", "/admin/announce", {{"text", "r only"}, {"room", "r"}}), json({{"room", "r"}}));
+    EXPECT_EQ(wait_type(alice, "system").value("text", ""), "r only");
+    // bob is in no room: the next thing he gets is the reply to his own request.
+    EXPECT_EQ(call(bob, {{"type", "users"}, {"id", "u"}}).value("type", ""), "users");
+
+    EXPECT_EQ(request("POST", "/admin/announce", R"({"text":"x","room":"nope"})").status, 404);
+}
+
+TEST_F(AdminTest, ClosingARoomRemovesItsMembers) {
+    ws_client alice = login("alice");
+    join_room(alice, "r");
+    EXPECT_EQ(ok_json("POST", "/admin/close_room", {{"room", "r"}, {"reason", "cleanup"}}),
+              json({{"room", "r"}, {"members", 1}}));
+    EXPECT_EQ(wait_type(alice, "left").value("room", ""), "r");
+    EXPECT_EQ(wait_type(alice, "system").value("text", ""), "the room 'r' was closed by an administrator: cleanup");
+    EXPECT_EQ(ok_json("GET", "/admin/rooms"), json::parse(R"({"rooms":[]})"));
+    EXPECT_EQ(request("POST", "/admin/close_room", R"({"room":"r"})").status, 404);
+}
+
+TEST_F(AdminTest, BadRequestsAreRefusedAndTheDaemonKeepsServing) {
+    http_response wrong_method = request("GET", "/admin/kick");
+    EXPECT_EQ(wrong_method.status, 405);
+    EXPECT_EQ(wrong_method.header("allow").value_or(""), "POST");
+    EXPECT_EQ(request("POST", "/admin/users").status, 405);
+    EXPECT_EQ(request("GET", "/admin/nothing").status, 404);
+    for (const std::string body : {"", "not json", "[1,2]", R"({"user":5})", R"({"user":""})", R"({})"}) {
+        http_response r = request("POST", "/admin/kick", body);
+        EXPECT_EQ(r.status, 400) << "body: " << body;
+        EXPECT_TRUE(json::parse(r.body, nullptr, false).contains("error")) << r.body;
+    }
+    EXPECT_EQ(request("POST", "/admin/announce", json({{"text", std::string(5000, 'x')}}).dump()).status, 400)
+        << "longer than max_text_bytes";
+    EXPECT_EQ(request("POST", "/admin/kick", std::string(70000, ' ')).status, 413);
+    ws_client alice = login("alice");
+    EXPECT_EQ(call(alice, {{"type", "users"}, {"id", 1}})["users"], json({"alice"}));
+}
+
+class AdminOffTest : public parley_test {};
+
+TEST_F(AdminOffTest, WithoutAnAdminTokenTheApiDoesNotExist) {
+    ws_client client(port());
+    http_response r = parse_http_response(client.raw_http(
+        "GET /admin/users HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \r\nConnection: close\r\n\r\n"));
+    EXPECT_EQ(r.status, 404);
+}
+
+}  // namespace
+}  // namespace parley::integration
