@@ -4,6 +4,10 @@
 // not UTF-8 (1007) (RFC 6455 sections 5.5.1, 7.1, 7.4).
 #include "conformance_support.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 namespace parley::integration {
 namespace {
 
@@ -170,6 +174,26 @@ TEST_F(ConformanceCloseTest, LoggedInUserIsGoneAfterTheCloseHandshake) {
     }
     ws_client again = connect();
     EXPECT_EQ(login_retrying(again, "alice").value("type", ""), "welcome");
+}
+
+TEST_F(ConformanceCloseTest, LastMessageArrivingWithTheFinEndsTheSessionAtOnce) {
+    // A client may end TCP without a close frame (RFC 6455 section 7.1.5, 1006 "abnormal
+    // closure"). TCP_CORK holds the say back until shutdown() puts the FIN on the same segment,
+    // so the server learns of the data and of the end of the stream from one readiness event.
+    ws_client observer = member();
+    ws_client alice = login("alice");
+    join_room(alice, "r");
+    const int on = 1;
+    ASSERT_EQ(::setsockopt(alice.fd(), IPPROTO_TCP, TCP_CORK, &on, sizeof on), 0);
+    alice.send_frame(opcode::text, sized_say("last", "last words", 100));
+    ASSERT_EQ(::shutdown(alice.fd(), SHUT_WR), 0);
+    // Alice's socket stays open on this side, so only the server can end her session: it must do
+    // so at once, not when the idle timeout (60 s) runs out.
+    read_until(observer, is_chat("last words"));
+    read_until(observer, [](const json& m) {
+        return m.value("type", "") == "system" && m.value("text", "") == "alice disconnected";
+    }, milliseconds(2000));
+    EXPECT_TRUE(alice.wait_eof(milliseconds(2000))) << "the server did not close its side";
 }
 
 }  // namespace
