@@ -1,5 +1,6 @@
 #include "conformance_support.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <thread>
