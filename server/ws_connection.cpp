@@ -103,6 +103,10 @@ void ws_connection::on_poll(std::uint32_t events) {
         write_waiting_ = false;
         flush();
     }
+    if ((events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) {
+        // Reported once (edge-triggered) even when the FIN came together with the last data.
+        peer_hung_up_ = true;
+    }
     if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0 && phase_ != phase::closed) {
         on_readable();
     }
@@ -118,10 +122,14 @@ void ws_connection::on_readable() {
             last_rx_ms_ = worker_.now_ms();
             ping_outstanding_ = false;
             consume(buffer.data(), static_cast<std::size_t>(n));
-            if (static_cast<std::size_t>(n) < buffer.size()) {
+            if (static_cast<std::size_t>(n) < buffer.size() && !peer_hung_up_) {
                 exhausted = false;  // a short read: the kernel had no more (EAGAIN would follow)
                 break;
             }
+            // After a hang-up a short read may be followed by the end of the stream rather than
+            // EAGAIN, and no further event would announce it: when the client's last bytes and
+            // its FIN arrived together, stopping here left the connection (and its user name)
+            // open until a timeout. So read on until recv() says 0 or EAGAIN.
             continue;
         }
         if (n == 0) {

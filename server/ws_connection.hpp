@@ -121,6 +121,7 @@ private:
     bool flush_scheduled_ = false; // in the worker's flush list
     bool close_queued_ = false;    // our close frame is in the queue
     bool peer_closed_ = false;     // the client sent its close frame
+    bool peer_hung_up_ = false;    // epoll reported the client's FIN (or an error): read to the end
 };
 
 }  // namespace parley::server

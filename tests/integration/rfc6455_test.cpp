@@ -1,52 +1,15 @@
 // RFC 6455 framing over a real socket: each violation closes with its code, control frames
 // work, and the daemon keeps serving new clients afterwards.
-#include "test_support.hpp"
+#include "conformance_support.hpp"
 
 namespace parley::integration {
 namespace {
 
-class Rfc6455Test : public parley_test {
-protected:
-    // Sends bytes on a fresh connection and expects the server to close it with code, then
-    // end the TCP connection; afterwards a new client must be served normally.
-    void expect_violation(const std::string& description, std::uint16_t code,
-                          const std::function<void(ws_client&)>& violate) {
-        SCOPED_TRACE(description);
-        {
-            ws_client client = connect();
-            violate(client);
-            EXPECT_EQ(client.expect_close(), code);
-            EXPECT_TRUE(client.wait_eof()) << "TCP connection left open after the close";
-        }
-        expect_still_serving();
-    }
-
-    void expect_still_serving() {
-        ws_client client = connect();
-        const std::string user = "probe" + std::to_string(++probes_);
-        ASSERT_EQ(call(client, {{"type", "login"}, {"user", user}, {"id", 1}}).value("type", ""), "welcome");
-        EXPECT_EQ(call(client, {{"type", "rooms"}, {"id", 2}}).value("type", ""), "rooms");
-    }
-
-    static std::string close_payload(std::uint16_t code) {
-        return {static_cast<char>(code >> 8), static_cast<char>(code & 0xFF)};
-    }
-
-    int probes_ = 0;
-};
+// The raw-frame fixture and helpers live in conformance_support, shared with the conformance
+// suites that extend these cases group by group.
+class Rfc6455Test : public ws_conformance_test {};
 
 const std::string users_request = R"({"type":"users","id":1})";
-
-std::string hex(std::string_view bytes) {
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned char c : bytes) {
-        out += digits[c >> 4];
-        out += digits[c & 15];
-        out += ' ';
-    }
-    return out;
-}
 
 TEST_F(Rfc6455Test, UnmaskedFrameIs1002) {
     expect_violation("unmasked", 1002, [](ws_client& c) { c.send_frame(opcode::text, users_request, {.mask = false}); });

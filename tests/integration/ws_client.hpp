@@ -133,6 +133,8 @@ public:
     bool eof() const { return eof_; }
     // The code of the server's close frame, once one was received.
     std::optional<std::uint16_t> close_code() const { return close_code_; }
+    // True once this side sent a close frame (send_close, or the answer to the server's).
+    bool close_sent() const { return close_sent_; }
     int fd() const { return fd_; }
 
 private:
