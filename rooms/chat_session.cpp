@@ -288,11 +288,8 @@ void chat_session::on_say(request& req) {
     if (!check_text(req)) {
         return;
     }
-    if (req.id.empty()) {
-        m->joined->say(user_, req.text, unix_millis());
-    } else {
-        m->joined->say(user_, req.text, unix_millis(), &output_, req.id);
-    }
+    // Only a say with an id is acknowledged.
+    m->joined->say(user_, req.text, unix_millis(), req.id.empty() ? nullptr : &output_, req.id);
     worker_.counters().says.add();
 }
 
