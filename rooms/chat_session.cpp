@@ -312,8 +312,9 @@ void chat_session::on_dm(request& req) {
         send(protocol::encode_ack(req.id, {}, 0));
     }
     // Every connection of the recipient gets it, and the sender's other connections get their
-    // copy too, so each of a user's tabs shows the whole conversation.
-    if (req.to != user_) {
+    // copy too, so each of a user's tabs shows the whole conversation. (Without tokens a name
+    // is one connection: there are no others to look up.)
+    if (req.to != user_ && worker_.settings().auth_mode == "token") {
         worker_.hub().users().lookup_all(user_, targets);
     }
     for (registry::session_handle target : targets) {
