@@ -53,6 +53,10 @@ void tls_channel::feed(const char* data, std::size_t size) {
 
 tls_channel::status tls_channel::read(char* out, std::size_t capacity, std::size_t& size) {
     size = 0;
+    if (BIO_ctrl_pending(in_) == 0 && SSL_has_pending(ssl_) == 0) {
+        // Nothing to work on: spare the call that would only say "want read".
+        return status::need_input;
+    }
     ERR_clear_error();
     int n = SSL_read(ssl_, out, static_cast<int>(std::min<std::size_t>(capacity, INT_MAX)));
     int error = n > 0 ? SSL_ERROR_NONE : SSL_get_error(ssl_, n);
