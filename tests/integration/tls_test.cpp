@@ -10,6 +10,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <future>
 #include <thread>
 
 namespace parley::integration {
@@ -193,6 +194,61 @@ TEST_F(TlsTest, ReloadGivesNewConnectionsTheRenewedCertificate) {
     EXPECT_TRUE(daemon_->wait_for_line(cert_file_, from, milliseconds(0))) << "the error does not name the file";
     ws_client carol(port(), tls_options(dir_.file("two.pem")));
     EXPECT_EQ(carol.peer_common_name(), "parley-test-two");
+}
+
+TEST_F(TlsTest, ShutdownClosesTlsClientsWithGoingAway) {
+    ws_client alice = tls_login("alice");
+    join_room(alice, "r");
+    // On another thread: the daemon may wait for the client's close reply.
+    auto stopped = std::async(std::launch::async, [this] { return daemon_->stop(); });
+    EXPECT_EQ(alice.expect_close(milliseconds(10000)), 1001);
+    // The close handshake done, the server ends TCP (after its close_notify) at once.
+    EXPECT_TRUE(alice.wait_eof(milliseconds(1000)));
+    const exit_status status = stopped.get();
+    EXPECT_TRUE(status.exited && status.code == 0) << status.describe();
+}
+
+class TlsSlowConsumerTest : public TlsTest {
+protected:
+    std::vector<std::string> daemon_args() const override {
+        auto args = relaxed_rate_args();
+        args.insert(args.end(), {"--write-queue-limit", "65536"});
+        return args;
+    }
+};
+
+TEST_F(TlsSlowConsumerTest, SlowTlsReaderIsClosedAndTheRoomGoesOn) {
+    // Over TLS, what the socket does not take waits as ciphertext and no more frames are
+    // encrypted meanwhile, so the frame queue's bound still finds the slow reader.
+    client_options slow_options = tls_options();
+    slow_options.receive_buffer = 4096;
+    ws_client slow = login("slow", slow_options);
+    join_room(slow, "r");
+    ws_client sender = tls_login("sender");
+    ws_client watcher = tls_login("watcher");
+    join_room(sender, "r");
+    join_room(watcher, "r");
+
+    const std::string filler(3990, 'x');
+    bool slow_gone = false;
+    for (int i = 1; i <= 4000 && !slow_gone; ++i) {  // 16 MB: far beyond buffers plus the bound
+        const std::string text = std::to_string(i) + ":" + filler;
+        sender.send_json({{"type", "say"}, {"room", "r"}, {"text", text}});
+        read_until(sender, is_chat(text));
+        for (const json& m : read_until(watcher, is_chat(text))) {
+            if (m.value("type", "") == "presence" && m.value("user", "") == "slow" &&
+                m.value("event", "") == "leave") {
+                slow_gone = true;
+            } else if (m.value("type", "") == "message") {
+                ASSERT_EQ(m["seq"], i) << "watcher missed or reordered a message";
+            }
+        }
+    }
+    ASSERT_TRUE(slow_gone) << "the slow TLS reader was never closed";
+    const auto code = slow.expect_close(milliseconds(10000));
+    ASSERT_TRUE(code) << "slow's connection is still open";
+    EXPECT_TRUE(*code == 1008 || *code == closed_without_frame) << "close code " << *code;
+    EXPECT_EQ(call(watcher, {{"type", "users"}, {"id", 1}})["users"], json({"sender", "watcher"}));
 }
 
 TEST(TlsStartTest, MissingKeyFileStopsTheStartNamingTheFile) {
