@@ -55,6 +55,16 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "parleyd: configuration %s has %zu problem(s)\n", origin, loaded.errors.size());
             return 1;
         }
+        // The TLS files too: systemd's reload runs this check first, so a renewal that left a
+        // broken pair fails `systemctl reload` with the reason rather than only in the log.
+        if (!loaded.value.tls_cert_file.empty()) {
+            std::string error;
+            if (!parley::server::tls_context::load(loaded.value.tls_cert_file, loaded.value.tls_key_file, error)) {
+                std::fprintf(stderr, "parleyd: TLS: %s\n", error.c_str());
+                std::fprintf(stderr, "parleyd: configuration %s has 1 problem(s)\n", origin);
+                return 1;
+            }
+        }
         std::printf("parleyd: configuration %s is valid\n", origin);
         return 0;
     }
