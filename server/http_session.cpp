@@ -45,7 +45,13 @@ http_session::http_session(asio::ip::tcp::socket socket, worker& owner, rooms::c
 void http_session::start() {
     if (tls_) {
         // Made here, on the worker, rather than by the listener thread that accepted it.
-        stream_.use_tls(std::make_unique<tls_channel>(*tls_));
+        try {
+            stream_.use_tls(std::make_unique<tls_channel>(*tls_));
+        } catch (const std::bad_alloc&) {
+            spdlog::warn("http {} no memory for a TLS connection", slot_.peer().text());
+            close();
+            return;
+        }
         tls_.reset();
     }
     arm_deadline();

@@ -110,7 +110,10 @@ private:
                     self.complete(ec, 0);
                     return;
                 }
-                tls.feed(stream.cipher_in_.data(), n);
+                if (!tls.feed(stream.cipher_in_.data(), n)) {
+                    self.complete(boost::asio::error::no_memory, 0);
+                    return;
+                }
                 break;
             case stage::writing:
                 if (ec) {

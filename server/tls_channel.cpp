@@ -39,16 +39,17 @@ tls_channel::tls_channel(const tls_context& context) : ssl_(SSL_new(context.nati
 
 tls_channel::~tls_channel() { SSL_free(ssl_); }
 
-void tls_channel::feed(const char* data, std::size_t size) {
+bool tls_channel::feed(const char* data, std::size_t size) {
     while (size > 0) {
         int chunk = static_cast<int>(std::min<std::size_t>(size, INT_MAX));
         int n = BIO_write(in_, data, chunk);
         if (n <= 0) {
-            throw std::bad_alloc();  // a memory BIO fails only when it cannot grow
+            return false;  // a memory BIO fails only when it cannot grow
         }
         data += n;
         size -= static_cast<std::size_t>(n);
     }
+    return true;
 }
 
 tls_channel::status tls_channel::read(char* out, std::size_t capacity, std::size_t& size) {

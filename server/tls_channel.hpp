@@ -29,8 +29,9 @@ public:
     tls_channel(const tls_channel&) = delete;
     tls_channel& operator=(const tls_channel&) = delete;
 
-    // Ciphertext received from the peer.
-    void feed(const char* data, std::size_t size);
+    // Ciphertext received from the peer. False when it cannot be stored (out of memory): the
+    // connection cannot go on.
+    [[nodiscard]] bool feed(const char* data, std::size_t size);
 
     enum class status : unsigned char {
         data,        // plaintext was read

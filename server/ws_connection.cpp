@@ -142,7 +142,11 @@ void ws_connection::on_readable() {
                 // A record at a time or so: the channel's input buffer grows to what is fed
                 // before it is decrypted, and it is kept until the connection is idle.
                 for (std::size_t at = 0; at < static_cast<std::size_t>(n); at += tls_feed_slice) {
-                    channel->feed(buffer.data() + at, std::min(tls_feed_slice, static_cast<std::size_t>(n) - at));
+                    std::size_t slice = std::min(tls_feed_slice, static_cast<std::size_t>(n) - at);
+                    if (!channel->feed(buffer.data() + at, slice)) {
+                        terminate("out of memory");
+                        return;
+                    }
                     if (!read_tls()) {
                         return;
                     }
