@@ -7,6 +7,7 @@
 #include "test_support.hpp"
 #include "tls_support.hpp"
 
+#include <openssl/ssl.h>
 #include <signal.h>
 
 #include <filesystem>
@@ -59,6 +60,33 @@ TEST_F(TlsTest, ChatOverWssAndHealthOverHttps) {
     // Keep-alive works through TLS too: a second request on the same connection.
     const http_response ready = parse_http_response(https.raw_http(get_request("/readyz")));
     EXPECT_EQ(ready.status, 200);
+}
+
+TEST_F(TlsTest, Tls12ClientsChatWithTls13Clients) {
+    // Both versions the daemon accepts, in one room: each has its own record layer.
+    client_options old_client = tls_options();
+    old_client.tls_max_version = TLS1_2_VERSION;
+    ws_client alice = login("alice", old_client);
+    ws_client bob = tls_login("bob");
+    EXPECT_EQ(alice.tls_version(), "TLSv1.2");
+    EXPECT_EQ(bob.tls_version(), "TLSv1.3");
+    join_room(alice, "r");
+    join_room(bob, "r");
+    for (int i = 0; i < 50; ++i) {
+        alice.send_json({{"type", "say"}, {"room", "r"}, {"text", "a" + std::to_string(i)}});
+        bob.send_json({{"type", "say"}, {"room", "r"}, {"text", "b" + std::to_string(i)}});
+    }
+    for (ws_client* c : {&alice, &bob}) {
+        int next_a = 0;
+        int next_b = 0;
+        while (next_a < 50 || next_b < 50) {
+            const json m = wait_type(*c, "message");
+            const std::string text = m.value("text", "");
+            int& next = text.starts_with("a") ? next_a : next_b;
+            ASSERT_EQ(text.substr(1), std::to_string(next)) << "out of order";
+            ++next;
+        }
+    }
 }
 
 TEST_F(TlsTest, ClientThatDoesNotTrustTheCertificateIsRefusedByItsOwnCheck) {

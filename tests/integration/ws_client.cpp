@@ -102,7 +102,7 @@ ws_client::ws_client(std::uint16_t port, client_options options)
     }
     if (!options.tls_trust_file.empty()) {
         try {
-            start_tls(options.tls_trust_file);
+            start_tls(options.tls_trust_file, options.tls_max_version);
         } catch (...) {
             close_socket();
             throw;
@@ -110,9 +110,10 @@ ws_client::ws_client(std::uint16_t port, client_options options)
     }
 }
 
-void ws_client::start_tls(const std::string& trust_file) {
+void ws_client::start_tls(const std::string& trust_file, int max_version) {
     tls_context_ = SSL_CTX_new(TLS_client_method());
-    if (tls_context_ == nullptr || SSL_CTX_load_verify_locations(tls_context_, trust_file.c_str(), nullptr) != 1) {
+    if (tls_context_ == nullptr || SSL_CTX_load_verify_locations(tls_context_, trust_file.c_str(), nullptr) != 1 ||
+        (max_version != 0 && SSL_CTX_set_max_proto_version(tls_context_, max_version) != 1)) {
         throw std::runtime_error("TLS client setup with " + trust_file + " failed: " + openssl_reason());
     }
     SSL_CTX_set_verify(tls_context_, SSL_VERIFY_PEER, nullptr);
@@ -141,6 +142,10 @@ void ws_client::start_tls(const std::string& trust_file) {
                                                             X509_verify_cert_error_string(verify) + ")"
                                                       : std::string()));
     }
+}
+
+std::string ws_client::tls_version() const {
+    return tls_ != nullptr ? SSL_get_version(tls_) : "";
 }
 
 std::string ws_client::peer_common_name() const {

@@ -62,6 +62,8 @@ struct client_options {
     // Non-empty: speak TLS, trusting only the certificate(s) in this PEM file and checking
     // that the server's certificate is valid for 127.0.0.1.
     std::string tls_trust_file{};
+    // With TLS: the newest protocol version offered (OpenSSL's TLS1_2_VERSION...); 0: the newest.
+    int tls_max_version = 0;
 };
 
 // A blocking WebSocket client over a plain TCP socket, or over TLS (client_options), for tests.
@@ -143,8 +145,10 @@ public:
     // True once this side sent a close frame (send_close, or the answer to the server's).
     bool close_sent() const { return close_sent_; }
     int fd() const { return fd_; }
-    // TLS: the common name (CN) of the certificate the server presented; empty without TLS.
+    // TLS: the common name (CN) of the certificate the server presented, and the protocol
+    // version agreed ("TLSv1.3"); empty without TLS.
     std::string peer_common_name() const;
+    std::string tls_version() const;
 
 private:
     using clock = std::chrono::steady_clock;
@@ -160,7 +164,7 @@ private:
     void on_close_frame(const ws_frame& frame);
 
     std::string upgrade_request(std::string_view path, const std::string& key) const;
-    void start_tls(const std::string& trust_file);
+    void start_tls(const std::string& trust_file, int max_version);
 
     int fd_ = -1;
     ssl_ctx_st* tls_context_ = nullptr;  // owned; both null without TLS
