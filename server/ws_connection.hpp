@@ -61,7 +61,7 @@ public:
     static void operator delete(void* p) noexcept;
 
     // Joins the worker's set and starts reading; `leftover` are bytes that arrived after the
-    // upgrade request (plaintext, for TLS; more may wait decrypted-to-be in the channel).
+    // upgrade request (plaintext; over TLS more may still wait, undecrypted, in the channel).
     void start(std::string leftover);
 
     // session_output
