@@ -247,6 +247,15 @@ const std::vector<option>& table() {
                     "431 and the connection is closed.",
             .reloadable = true, .min = 1 * kib, .max = 1 * mib}),
 
+        // ---- [tls] ----
+        field<&settings::tls_cert_file>({.section = "tls", .key = "cert_file",
+            .help = "PEM file with the server certificate followed by its intermediate certificates (a "
+                    "full chain). With key_file set too, the port speaks TLS: https:// and wss:// only. Both "
+                    "empty: plain HTTP and ws://. Every reload reads the file again, for new connections."}),
+        field<&settings::tls_key_file>({.section = "tls", .key = "key_file",
+            .help = "PEM file with the certificate's private key. Keep it readable by the daemon's user "
+                    "only. Every reload reads it again, together with cert_file."}),
+
         // ---- [limits] ----
         field<&settings::max_connections>({.section = "limits", .key = "max_connections",
             .unit = "connections",
@@ -394,8 +403,8 @@ const std::vector<option>& table() {
     return options_table;
 }
 
-constexpr std::array<std::string_view, 7> section_names = {"server", "limits", "rooms", "auth",
-                                                           "admin",  "log",    "metrics"};
+constexpr std::array<std::string_view, 8> section_names = {"server", "tls", "limits", "rooms",
+                                                           "auth",   "admin", "log",  "metrics"};
 
 std::string bound_text(const option& o, double v) {
     return o.type == value_type::whole ? std::to_string(static_cast<long long>(v)) : number_text(v);

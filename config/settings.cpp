@@ -71,6 +71,11 @@ std::vector<std::string> problems(const settings& s) {
                           "' lists members but is not private; add private = true or remove the list");
         }
     }
+    if (s.tls_cert_file.empty() != s.tls_key_file.empty()) {
+        out.push_back(std::string("tls.cert_file and tls.key_file must be set together (") +
+                      (s.tls_cert_file.empty() ? "key_file" : "cert_file") +
+                      " is set, the other is empty), or both left empty for plain HTTP");
+    }
     if (std::any_of(s.allowed_origins.begin(), s.allowed_origins.end(), [](const auto& o) { return o.empty(); })) {
         out.push_back("server.allowed_origins must not contain an empty entry");
     }

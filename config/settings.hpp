@@ -40,6 +40,10 @@ struct settings {
     std::uint32_t shutdown_close_window_ms = 2000;  // 1001 closes are spread over this window
     std::size_t max_request_header_bytes = 8 * 1024;  // HTTP request head
 
+    // [tls]  Both empty: the port speaks plain HTTP and ws://; both set: https and wss://.
+    std::string tls_cert_file;  // PEM: the certificate, then its intermediates
+    std::string tls_key_file;   // PEM: the certificate's private key
+
     // [limits]
     std::size_t max_connections = 1000000;       // WebSocket + HTTP connections, in total
     std::size_t max_connections_per_ip = 0;      // 0: no per-address limit

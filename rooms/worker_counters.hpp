@@ -38,8 +38,9 @@ enum class handshake_failure : unsigned char {
     upgrade_required,    // wrong Sec-WebSocket-Version or not an upgrade (426)
     header_too_large,    // 431
     timeout,             // no complete request head in time
+    tls,                 // the TLS handshake failed: garbage, plain HTTP, no common cipher
 };
-inline constexpr std::size_t handshake_failure_count = 4;
+inline constexpr std::size_t handshake_failure_count = 5;
 
 // Upper bounds, in microseconds, of the fan-out time histogram buckets (+Inf is implied): the
 // time from a room posting a broadcast to a worker having queued it on every local member.

@@ -5,6 +5,8 @@
 #include "protocol/origin.hpp"
 #include "rooms/chat_hub.hpp"
 #include "server/metrics.hpp"
+#include "server/tls_channel.hpp"
+#include "server/tls_context.hpp"
 #include "server/worker.hpp"
 #include "server/ws_connection.hpp"
 
@@ -14,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 
 namespace parley::server {
 
@@ -29,8 +32,9 @@ constexpr std::uint64_t max_request_body_bytes = 64 * 1024;
 
 http_session::http_session(asio::ip::tcp::socket socket, worker& owner, rooms::chat_hub& hub,
                            const std::atomic<bool>& accepting, connection_slot slot,
-                           std::optional<reject_reason> refused)
-    : socket_(std::move(socket)),
+                           std::optional<reject_reason> refused, std::shared_ptr<const tls_context> tls)
+    : stream_(std::move(socket)),
+      tls_(std::move(tls)),
       worker_(owner),
       hub_(hub),
       accepting_(accepting),
@@ -39,6 +43,17 @@ http_session::http_session(asio::ip::tcp::socket socket, worker& owner, rooms::c
       deadline_(owner.io()) {}
 
 void http_session::start() {
+    if (tls_) {
+        // Made here, on the worker, rather than by the listener thread that accepted it.
+        try {
+            stream_.use_tls(std::make_unique<tls_channel>(*tls_));
+        } catch (const std::bad_alloc&) {
+            spdlog::warn("http {} no memory for a TLS connection", slot_.peer().text());
+            close();
+            return;
+        }
+        tls_.reset();
+    }
     arm_deadline();
     do_read();
 }
@@ -61,13 +76,17 @@ void http_session::do_read() {
     parser_->header_limit(static_cast<std::uint32_t>(worker_.chat().settings().max_request_header_bytes));
     // The admin API's requests are a few hundred bytes; nothing else sends a body.
     parser_->body_limit(max_request_body_bytes);
-    http::async_read(socket_, buffer_, *parser_,
+    http::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](boost::system::error_code ec, std::size_t) { self->on_read(ec); });
 }
 
 void http_session::on_read(boost::system::error_code ec) {
     if (ec == http::error::end_of_stream || ec == asio::error::operation_aborted) {
         close();
+        return;
+    }
+    if (ec.category() == asio::error::get_ssl_category()) {
+        on_tls_failure(ec);
         return;
     }
     auto& counters = worker_.chat().counters();
@@ -214,7 +233,7 @@ void http_session::upgrade() {
     response_->set(http::field::upgrade, "websocket");
     response_->set(http::field::connection, "Upgrade");
     response_->set(http::field::sec_websocket_accept, protocol::websocket_accept(check_input.ws_key));
-    http::async_write(socket_, *response_, [self = shared_from_this()](boost::system::error_code e, std::size_t) {
+    http::async_write(stream_, *response_, [self = shared_from_this()](boost::system::error_code e, std::size_t) {
         self->on_upgrade_written(e);
     });
 }
@@ -236,16 +255,17 @@ void http_session::on_upgrade_written(boost::system::error_code ec) {
     std::string leftover(asio::buffers_begin(data), asio::buffers_end(data));
     // From here on the socket is a plain descriptor in the worker's own epoll set.
     boost::system::error_code option_error;  // no Nagle is an optimisation: go on without it
-    socket_.set_option(asio::ip::tcp::no_delay(true), option_error);
+    stream_.socket().set_option(asio::ip::tcp::no_delay(true), option_error);
     boost::system::error_code release_error;
-    int fd = socket_.release(release_error);
+    int fd = stream_.socket().release(release_error);
     if (release_error) {
         close();
         return;
     }
     int non_blocking = 1;
     ::ioctl(fd, FIONBIO, &non_blocking);
-    connection_ptr connection(new ws_connection(fd, worker_, std::move(slot_)));
+    // A TLS connection's channel goes with it, holding whatever the client already sent.
+    connection_ptr connection(new ws_connection(fd, worker_, std::move(slot_), stream_.release_tls()));
     connection->start(std::move(leftover));
 }
 
@@ -263,7 +283,7 @@ void http_session::respond(http::status status, std::string body, bool keep_aliv
 }
 
 void http_session::write_response(bool close_after) {
-    http::async_write(socket_, *response_,
+    http::async_write(stream_, *response_,
                       [self = shared_from_this(), close_after](boost::system::error_code ec, std::size_t) {
                           self->on_write(ec, close_after);
                       });
@@ -278,11 +298,38 @@ void http_session::on_write(boost::system::error_code ec, bool close_after) {
     do_read();
 }
 
+void http_session::on_tls_failure(boost::system::error_code ec) {
+    worker_.chat().counters().handshake_failures[static_cast<std::size_t>(handshake_failure::tls)].add();
+    tls_channel* tls = stream_.tls();
+    spdlog::debug("http {} TLS failed: {}", slot_.peer().text(), tls ? tls->reason() : ec.message());
+    if (tls && tls->plain_http_seen() && !tls->has_output()) {
+        // Someone typed http:// for https://. Say so in the clear, as a courtesy: one small
+        // write that the fresh socket's buffer takes whole; if it does not, the client gets
+        // only the close.
+        static constexpr std::string_view answer =
+            "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 45\r\n"
+            "Connection: close\r\n\r\nThis port speaks TLS: use https:// or wss://\n";
+        static_assert(std::string_view("This port speaks TLS: use https:// or wss://\n").size() == 45);
+        [[maybe_unused]] ssize_t n =
+            ::send(stream_.socket().native_handle(), answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    stream_.release_tls();  // no close_notify on a failed handshake
+    close();
+}
+
 void http_session::close() {
     boost::system::error_code ec;
     deadline_.cancel();
-    socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ec);
-    socket_.close(ec);
+    if (tls_channel* tls = stream_.tls(); tls && stream_.socket().is_open()) {
+        // Tell a TLS client that the end is intended, not a truncation. Best effort: one
+        // non-blocking write of a 24-byte alert.
+        tls->close_notify();
+        std::string_view out = tls->output();
+        [[maybe_unused]] ssize_t n =
+            ::send(stream_.socket().native_handle(), out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+    stream_.socket().close(ec);
 }
 
 }  // namespace parley::server

@@ -2,6 +2,7 @@
 
 #include "rooms/worker_counters.hpp"
 #include "server/connection_limiter.hpp"
+#include "server/http_stream.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -20,6 +21,7 @@ class chat_hub;
 
 namespace parley::server {
 
+class tls_context;
 class worker;
 
 // A connection while it speaks HTTP: Beast parses each request and writes each response.
@@ -29,13 +31,16 @@ class worker;
 // anything else 404; a malformed
 // request gets 400 and the connection closes. A request head must arrive within the handshake
 // timeout. A connection accepted over a connection limit (`refused`) answers its request with
-// 503 and closes.
+// 503 and closes. With a TLS context the connection speaks TLS (https, and wss after the
+// upgrade); the handshake must also complete within the handshake timeout, and a client that
+// fails it is closed (one that sent plain HTTP gets a short plain-text 400 first).
 // Thread: the owning worker's thread.
 class http_session : public std::enable_shared_from_this<http_session> {
 public:
+    // tls: the server's TLS context when the port speaks TLS, else null.
     http_session(boost::asio::ip::tcp::socket socket, worker& owner, rooms::chat_hub& hub,
                  const std::atomic<bool>& accepting, connection_slot slot,
-                 std::optional<rooms::reject_reason> refused);
+                 std::optional<rooms::reject_reason> refused, std::shared_ptr<const tls_context> tls);
     void start();
 
 private:
@@ -55,10 +60,12 @@ private:
     void write_response(bool close_after);
     void on_write(boost::system::error_code ec, bool close);
     void on_upgrade_written(boost::system::error_code ec);
+    void on_tls_failure(boost::system::error_code ec);
     void close();
     std::string metrics_text() const;
 
-    boost::asio::ip::tcp::socket socket_;
+    http_stream stream_;
+    std::shared_ptr<const tls_context> tls_;  // until start() makes the connection's channel
     worker& worker_;
     rooms::chat_hub& hub_;
     const std::atomic<bool>& accepting_;

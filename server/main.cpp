@@ -4,6 +4,7 @@
 #include "server/logging.hpp"
 #include "server/options.hpp"
 #include "server/server.hpp"
+#include "server/tls_context.hpp"
 
 #include <boost/system/system_error.hpp>
 #include <spdlog/spdlog.h>
@@ -54,6 +55,16 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "parleyd: configuration %s has %zu problem(s)\n", origin, loaded.errors.size());
             return 1;
         }
+        // The TLS files too: systemd's reload runs this check first, so a renewal that left a
+        // broken pair fails `systemctl reload` with the reason rather than only in the log.
+        if (!loaded.value.tls_cert_file.empty()) {
+            std::string error;
+            if (!parley::server::tls_context::load(loaded.value.tls_cert_file, loaded.value.tls_key_file, error)) {
+                std::fprintf(stderr, "parleyd: TLS: %s\n", error.c_str());
+                std::fprintf(stderr, "parleyd: configuration %s has 1 problem(s)\n", origin);
+                return 1;
+            }
+        }
         std::printf("parleyd: configuration %s is valid\n", origin);
         return 0;
     }
@@ -75,9 +86,19 @@ int main(int argc, char** argv) {
     // Writes use MSG_NOSIGNAL; this also covers any path that does not.
     std::signal(SIGPIPE, SIG_IGN);
 
+    std::shared_ptr<const parley::server::tls_context> tls;
+    if (!settings.tls_cert_file.empty()) {
+        std::string error;
+        tls = parley::server::tls_context::load(settings.tls_cert_file, settings.tls_key_file, error);
+        if (!tls) {
+            std::fprintf(stderr, "parleyd: not starting: TLS: %s\n", error.c_str());
+            return 1;
+        }
+    }
+
     std::unique_ptr<parley::server::server> daemon;
     try {
-        daemon = std::make_unique<parley::server::server>(settings, cli.source);
+        daemon = std::make_unique<parley::server::server>(settings, cli.source, tls);
     } catch (const boost::system::system_error& e) {
         // The code's message alone ("Address already in use"): what() also names library internals.
         std::fprintf(stderr, "parleyd: cannot listen on %s:%u: %s\n", settings.bind.c_str(),
@@ -89,8 +110,12 @@ int main(int argc, char** argv) {
         return 1;
     }
     auto endpoint = daemon->local_endpoint();
-    spdlog::info("parleyd {} listening on {}:{} threads={} ws_path={} config={}", PARLEY_VERSION,
-                 endpoint.address().to_string(), endpoint.port(), daemon->thread_count(), settings.ws_path, origin);
+    spdlog::info("parleyd {} listening on {}:{} threads={} ws_path={} tls={} config={}", PARLEY_VERSION,
+                 endpoint.address().to_string(), endpoint.port(), daemon->thread_count(), settings.ws_path,
+                 tls ? "on" : "off", origin);
+    if (tls) {
+        spdlog::info("TLS certificate {} ({})", settings.tls_cert_file, tls->description());
+    }
     try {
         daemon->run();
     } catch (const std::exception& e) {

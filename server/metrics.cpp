@@ -17,7 +17,7 @@ using rooms::worker_counters;
 constexpr std::array<std::string_view, rooms::reject_reason_count> reject_labels = {
     "max_connections", "max_connections_per_ip", "origin", "shutting_down"};
 constexpr std::array<std::string_view, rooms::handshake_failure_count> handshake_labels = {
-    "bad_request", "upgrade_required", "header_too_large", "timeout"};
+    "bad_request", "upgrade_required", "header_too_large", "timeout", "tls"};
 
 // Everything one scrape reads, gathered once.
 struct scrape {

@@ -5,6 +5,7 @@
 #include "server/http_session.hpp"
 #include "server/logging.hpp"
 #include "server/systemd_notify.hpp"
+#include "server/tls_context.hpp"
 #include "server/worker.hpp"
 
 #include <boost/asio/post.hpp>
@@ -19,9 +20,11 @@ namespace parley::server {
 namespace asio = boost::asio;
 using asio::ip::tcp;
 
-server::server(const config::settings& settings, config::config_source source)
+server::server(const config::settings& settings, config::config_source source,
+               std::shared_ptr<const tls_context> tls)
     : settings_(settings),
       source_(std::move(source)),
+      tls_(std::move(tls)),
       acceptor_(main_io_),
       stop_signals_(main_io_, SIGINT, SIGTERM),
       reload_signal_(main_io_, SIGHUP),
@@ -128,6 +131,8 @@ void server::do_reload() {
         return;
     }
     config::reload_plan plan = config::plan_reload(settings_, loaded.value);
+    // Before the "reload:" lines below, so that whoever sees one may rely on the certificate too.
+    reload_tls();
     // Applied before it is logged: whoever sees a "reload:" line (an admin, a test) may rely on
     // the change, since each worker gets the new settings ahead of any later client request.
     settings_ = std::move(plan.next);
@@ -144,6 +149,23 @@ void server::do_reload() {
                      loaded.path.empty() ? "built-in defaults" : loaded.path);
     }
     systemd::ready("serving");
+}
+
+void server::reload_tls() {
+    if (!tls_) {
+        return;
+    }
+    // The running paths: a changed path needs a restart (plan_reload says so); renewed files at
+    // the same paths, as certbot leaves them, are what a reload is for.
+    std::string error;
+    auto fresh = tls_context::load(settings_.tls_cert_file, settings_.tls_key_file, error);
+    if (!fresh) {
+        spdlog::error("reload: TLS certificate not replaced, new connections keep the previous one: {}", error);
+        return;
+    }
+    tls_ = std::move(fresh);
+    spdlog::info("reload: TLS certificate read again from {} ({}); new connections use it",
+                 settings_.tls_cert_file, tls_->description());
 }
 
 void server::stop() {
@@ -213,7 +235,7 @@ void server::do_accept() {
         case connection_limiter::verdict::over_per_ip: refused = rooms::reject_reason::max_connections_per_ip; break;
         }
         auto session = std::make_shared<http_session>(std::move(socket), target, *hub_, accepting_, std::move(slot),
-                                                      refused);
+                                                      refused, tls_);
         asio::post(target.io(), [session] { session->start(); });
         do_accept();
     });

@@ -19,15 +19,20 @@ class chat_hub;
 
 namespace parley::server {
 
+class tls_context;
 class worker;
 
 // The daemon: N workers, one listener handing accepted sockets to them round-robin, the chat
 // hub, and the signals: SIGHUP reloads the configuration from `source`, SIGINT/SIGTERM begin a
 // graceful shutdown, a second one ends the process at once. The constructor binds and listens
 // (throws on failure); run() serves until shut down and returns after every worker stopped.
+// With a TLS context (tls.cert_file and tls.key_file set) the port speaks only TLS; each reload
+// reads the certificate and key again and new connections get the new context, while a reload
+// that cannot read them keeps the old one and logs why.
 class server {
 public:
-    server(const config::settings& settings, config::config_source source);
+    server(const config::settings& settings, config::config_source source,
+           std::shared_ptr<const tls_context> tls = nullptr);
     ~server();
 
     boost::asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
@@ -44,6 +49,7 @@ private:
     void wait_stop_signal();
     void wait_reload_signal();
     void do_reload();
+    void reload_tls();
     void do_stop();
 
     config::settings settings_;      // what runs now; changed only by reloads, on the main thread
@@ -52,6 +58,7 @@ private:
     std::vector<std::unique_ptr<worker>> workers_;
     std::unique_ptr<rooms::chat_hub> hub_;
     connection_limiter limiter_;
+    std::shared_ptr<const tls_context> tls_;  // for new connections; main thread only
     std::atomic<bool> accepting_{true};  // false once shutdown begins: /readyz 503, upgrades 503
     boost::asio::ip::tcp::acceptor acceptor_;
     boost::asio::signal_set stop_signals_;

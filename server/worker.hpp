@@ -62,6 +62,14 @@ public:
     // Where a flush copies a connection's small queued frames so they leave in one contiguous
     // piece (see ws_connection::flush); shared by the worker's connections like the receive buffer.
     std::vector<char>& send_staging() { return send_staging_; }
+    // Where TLS connections decrypt into: one TLS record at most (16 KiB). Allocated by the
+    // first TLS connection, so a worker without TLS has none.
+    std::vector<char>& tls_plaintext() {
+        if (tls_plaintext_.empty()) {
+            tls_plaintext_.resize(16 * 1024);
+        }
+        return tls_plaintext_;
+    }
     // The worker's counted references to shared frames, for its connections' write queues.
     local_frame_pool& frame_pool() { return frame_pool_; }
     void schedule_flush(boost::intrusive_ptr<ws_connection> connection);
@@ -100,6 +108,7 @@ private:
     std::thread thread_;
     std::vector<char> receive_buffer_;
     std::vector<char> send_staging_;
+    std::vector<char> tls_plaintext_;
     std::vector<boost::intrusive_ptr<ws_connection>> pending_flush_;
     std::vector<boost::intrusive_ptr<ws_connection>> flushing_;
     bool flush_posted_ = false;

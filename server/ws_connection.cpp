@@ -3,11 +3,13 @@
 #include "protocol/frame_encoder.hpp"
 #include "rooms/chat_hub.hpp"
 #include "server/slab.hpp"
+#include "server/tls_channel.hpp"
 #include "server/worker.hpp"
 
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <sys/epoll.h>
@@ -28,6 +30,8 @@ constexpr std::chrono::milliseconds close_linger{3000};
 constexpr std::size_t max_iov = 256;
 // Frames up to this size are copied into the worker's staging buffer for a write (see flush).
 constexpr std::size_t staged_frame_limit = 2048;
+// Ciphertext handed to a TLS channel at once (a TLS record is at most 16 KiB plus 256 bytes).
+constexpr std::size_t tls_feed_slice = 16 * 1024 + 256;
 // Reads per readiness event before yielding to other connections of the worker.
 constexpr int reads_per_turn = 4;
 
@@ -46,6 +50,10 @@ void intrusive_ptr_release(ws_connection* c) noexcept {
     }
 }
 
+// An idle connection's size is a measured budget (docs/performance.md): TLS and closing state
+// live behind one pointer so that a plain connection stays within it.
+static_assert(sizeof(ws_connection) <= 288, "ws_connection grew: every idle connection pays for it");
+
 // The class is final: every allocation is exactly one ws_connection.
 void* ws_connection::operator new(std::size_t) {
     return slab<sizeof(ws_connection), alignof(ws_connection)>::allocate();
@@ -55,7 +63,7 @@ void ws_connection::operator delete(void* p) noexcept {
     slab<sizeof(ws_connection), alignof(ws_connection)>::deallocate(p);
 }
 
-ws_connection::ws_connection(int fd, worker& owner, connection_slot slot)
+ws_connection::ws_connection(int fd, worker& owner, connection_slot slot, std::unique_ptr<tls_channel> tls)
     : worker_(owner),
       parser_(owner.chat().settings().max_message_bytes),
       chat_(owner.chat(), *this),
@@ -63,6 +71,10 @@ ws_connection::ws_connection(int fd, worker& owner, connection_slot slot)
       opened_ms_(owner.precise_ms()),
       last_rx_ms_(owner.now_ms()),
       fd_(fd) {
+    if (tls) {
+        side_ = std::make_unique<side_state>();
+        side_->tls = std::move(tls);
+    }
     auto& counters = worker_.chat().counters();
     counters.connections_open.add();
     counters.connections_total.add();
@@ -91,6 +103,11 @@ void ws_connection::start(std::string leftover) {
     }
     if (!leftover.empty()) {
         consume(leftover.data(), leftover.size());
+    }
+    if (tls() != nullptr && phase_ != phase::closed) {
+        // Records that came with the upgrade request may wait in the channel, undecrypted or
+        // partly read; the epoll set reports only bytes still in the kernel.
+        read_tls();
     }
 }
 
@@ -121,7 +138,22 @@ void ws_connection::on_readable() {
             worker_.chat().counters().bytes_received.add(static_cast<std::uint64_t>(n));
             last_rx_ms_ = worker_.now_ms();
             ping_outstanding_ = false;
-            consume(buffer.data(), static_cast<std::size_t>(n));
+            if (tls_channel* channel = tls()) {
+                // A record at a time or so: the channel's input buffer grows to what is fed
+                // before it is decrypted, and it is kept until the connection is idle.
+                for (std::size_t at = 0; at < static_cast<std::size_t>(n); at += tls_feed_slice) {
+                    std::size_t slice = std::min(tls_feed_slice, static_cast<std::size_t>(n) - at);
+                    if (!channel->feed(buffer.data() + at, slice)) {
+                        terminate("out of memory");
+                        return;
+                    }
+                    if (!read_tls()) {
+                        return;
+                    }
+                }
+            } else {
+                consume(buffer.data(), static_cast<std::size_t>(n));
+            }
             if (static_cast<std::size_t>(n) < buffer.size() && !peer_hung_up_) {
                 exhausted = false;  // a short read: the kernel had no more (EAGAIN would follow)
                 break;
@@ -174,6 +206,34 @@ void ws_connection::consume(char* data, std::size_t size) {
     start_close(result.code, result.reason);
 }
 
+bool ws_connection::read_tls() {
+    tls_channel& channel = *tls();
+    std::vector<char>& plain = worker_.tls_plaintext();
+    for (;;) {
+        std::size_t size = 0;
+        switch (channel.read(plain.data(), plain.size(), size)) {
+        case tls_channel::status::data:
+            consume(plain.data(), size);
+            if (phase_ == phase::closed) {
+                return false;
+            }
+            continue;
+        case tls_channel::status::need_input:
+            if (channel.has_output()) {
+                request_flush();  // TLS's own messages (a key update's answer)
+            }
+            return true;
+        case tls_channel::status::closed:
+            terminate(phase_ == phase::open ? "peer closed without close frame" : "closed");
+            return false;
+        case tls_channel::status::failed:
+            spdlog::debug("[c{}.{}] TLS error: {}", worker_.index(), chat_.handle().session, channel.reason());
+            terminate("TLS error");
+            return false;
+        }
+    }
+}
+
 void ws_connection::on_text(std::string_view message) {
     if (phase_ == phase::open) {
         chat_.on_text(message);
@@ -206,8 +266,8 @@ void ws_connection::on_close(std::uint16_t code, std::string_view) {
     close_queued_ = true;
     queue_control(shared_frame::copy_of(frame));
     arm_close_timer(close_linger);
-    closing_->code = code;
-    closing_->reason = "closed by client";
+    closing()->code = code;
+    closing()->reason = "closed by client";
     asio::post(worker_.io(), [self = connection_ptr(this)] { self->chat_.end(true); });
 }
 
@@ -234,6 +294,10 @@ void ws_connection::queue_control(const shared_frame& frame) { push_frame(frame)
 void ws_connection::push_frame(const shared_frame& frame) {
     queue_.push(frame, worker_.frame_pool());
     worker_.chat().counters().write_queue_bytes.add(frame.size());
+    request_flush();
+}
+
+void ws_connection::request_flush() {
     if (!flush_scheduled_ && !write_waiting_) {
         flush_scheduled_ = true;
         worker_.schedule_flush(connection_ptr(this));
@@ -250,6 +314,9 @@ void ws_connection::check_timeouts(std::uint64_t now_ms) {
         return;
     }
     queue_.release_if_idle();
+    if (tls_channel* channel = tls()) {
+        channel->release_idle_buffers();
+    }
     const auto& s = worker_.chat().settings();
     auto& counters = worker_.chat().counters();
     if (s.login_timeout_ms != 0 && !chat_.logged_in() && now_ms >= opened_ms_ + s.login_timeout_ms) {
@@ -281,11 +348,49 @@ void ws_connection::start_close(close_code code, std::string_view reason) {
     close_queued_ = true;
     queue_control(shared_frame::copy_of(protocol::encode_close(code, reason)));
     arm_close_timer(close_linger);
-    closing_->code = static_cast<std::uint16_t>(code);
-    closing_->reason = reason;
+    closing()->code = static_cast<std::uint16_t>(code);
+    closing()->reason = reason;
     // Leave rooms from a task of our own: this may run inside a room's delivery loop or inside
     // the chat logic's own handler.
     asio::post(worker_.io(), [self = connection_ptr(this)] { self->chat_.end(true); });
+}
+
+std::size_t ws_connection::gather(iovec* iov, std::size_t& total) {
+    std::size_t count = 0;  // iovec entries used
+    total = 0;
+    // Small frames are copied into the worker's staging buffer and leave as one piece: the
+    // kernel copies each iovec entry with a user-copy of its own, and for frames of a few
+    // hundred bytes that per-entry cost exceeds a memcpy (measured: the kernel's copy per
+    // delivered message fell from 39 to 9 ns in 100 rooms of 10). Larger frames are
+    // referenced where they are.
+    std::vector<char>& staging = worker_.send_staging();
+    std::size_t staged = 0;
+    bool last_is_staged = false;
+    for (std::size_t i = 0; i < queue_.size() && count < max_iov; ++i) {
+        const shared_frame& f = queue_.at(i);
+        std::size_t skip = i == 0 ? queue_.front_offset() : 0;
+        const char* bytes = f.data() + skip;
+        std::size_t size = f.size() - skip;
+        if (size <= staged_frame_limit && staged + size <= staging.size()) {
+            copy_frame_bytes(staging.data() + staged, bytes, size);
+            if (last_is_staged) {
+                iov[count - 1].iov_len += size;
+            } else {
+                iov[count].iov_base = staging.data() + staged;
+                iov[count].iov_len = size;
+                ++count;
+                last_is_staged = true;
+            }
+            staged += size;
+        } else {
+            iov[count].iov_base = const_cast<char*>(bytes);
+            iov[count].iov_len = size;
+            ++count;
+            last_is_staged = false;
+        }
+        total += size;
+    }
+    return count;
 }
 
 void ws_connection::flush() {
@@ -293,42 +398,14 @@ void ws_connection::flush() {
     if (phase_ == phase::closed || write_waiting_) {
         return;
     }
+    if (tls() != nullptr) {
+        flush_tls();
+        return;
+    }
     while (!queue_.empty()) {
         iovec iov[max_iov];
-        std::size_t count = 0;  // iovec entries used
         std::size_t total = 0;
-        // Small frames are copied into the worker's staging buffer and leave as one piece: the
-        // kernel copies each iovec entry with a user-copy of its own, and for frames of a few
-        // hundred bytes that per-entry cost exceeds a memcpy (measured: the kernel's copy per
-        // delivered message fell from 39 to 9 ns in 100 rooms of 10). Larger frames are
-        // referenced where they are.
-        std::vector<char>& staging = worker_.send_staging();
-        std::size_t staged = 0;
-        bool last_is_staged = false;
-        for (std::size_t i = 0; i < queue_.size() && count < max_iov; ++i) {
-            const shared_frame& f = queue_.at(i);
-            std::size_t skip = i == 0 ? queue_.front_offset() : 0;
-            const char* bytes = f.data() + skip;
-            std::size_t size = f.size() - skip;
-            if (size <= staged_frame_limit && staged + size <= staging.size()) {
-                copy_frame_bytes(staging.data() + staged, bytes, size);
-                if (last_is_staged) {
-                    iov[count - 1].iov_len += size;
-                } else {
-                    iov[count].iov_base = staging.data() + staged;
-                    iov[count].iov_len = size;
-                    ++count;
-                    last_is_staged = true;
-                }
-                staged += size;
-            } else {
-                iov[count].iov_base = const_cast<char*>(bytes);
-                iov[count].iov_len = size;
-                ++count;
-                last_is_staged = false;
-            }
-            total += size;
-        }
+        std::size_t count = gather(iov, total);
         ssize_t n;
         if (count == 1) {
             n = ::send(fd_, iov[0].iov_base, iov[0].iov_len, MSG_NOSIGNAL);
@@ -364,12 +441,76 @@ void ws_connection::flush() {
     }
 }
 
+void ws_connection::flush_tls() {
+    tls_channel& channel = *tls();
+    // Ciphertext the socket did not take last time goes first: records stay in order.
+    if (!send_tls_output()) {
+        return;
+    }
+    auto& counters = worker_.chat().counters();
+    while (!queue_.empty()) {
+        iovec iov[max_iov];
+        std::size_t total = 0;
+        std::size_t count = gather(iov, total);
+        // The staged small frames are one piece, so they share records; each larger frame is
+        // encrypted where it is. The channel takes everything (its output is memory).
+        for (std::size_t i = 0; i < count; ++i) {
+            if (!channel.write(static_cast<const char*>(iov[i].iov_base), iov[i].iov_len)) {
+                spdlog::debug("[c{}.{}] TLS error: {}", worker_.index(), chat_.handle().session, channel.reason());
+                terminate("TLS error");
+                return;
+            }
+        }
+        // Once encrypted the frames belong to the TLS stream; what the socket does not take
+        // now waits as ciphertext, and nothing more is encrypted until it has gone.
+        counters.write_queue_bytes.sub(total);
+        counters.frames_sent.add(queue_.consume(total));
+        if (!send_tls_output()) {
+            return;
+        }
+    }
+    if (close_queued_ && phase_ == phase::closing) {
+        after_close_sent();
+    }
+}
+
+bool ws_connection::send_tls_output() {
+    tls_channel& channel = *tls();
+    while (channel.has_output()) {
+        std::string_view out = channel.output();
+        ssize_t n = ::send(fd_, out.data(), out.size(), MSG_NOSIGNAL);
+        if (n >= 0) {
+            worker_.chat().counters().bytes_sent.add(static_cast<std::uint64_t>(n));
+            channel.consume_output(static_cast<std::size_t>(n));
+            continue;
+        }
+        if (errno == EINTR) {
+            continue;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            wait_writable();
+            return false;
+        }
+        terminate("write error");
+        return false;
+    }
+    return true;
+}
+
 void ws_connection::wait_writable() {
     // The kernel reports EPOLLOUT once the socket buffer drains (on_poll resumes the flush).
     write_waiting_ = true;
 }
 
 void ws_connection::after_close_sent() {
+    if (tls_channel* channel = tls()) {
+        // A close_notify behind our close frame, so the client sees TLS end on purpose rather
+        // than truncated. Best effort: one non-blocking send of a 24-byte alert.
+        channel->close_notify();
+        std::string_view out = channel->output();
+        ssize_t n = ::send(fd_, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        channel->consume_output(n > 0 ? static_cast<std::size_t>(n) : 0);
+    }
     if (peer_closed_) {
         // Both close frames are exchanged: the server closes the TCP connection (RFC 6455 7.1.1).
         terminate("closed");
@@ -382,11 +523,14 @@ void ws_connection::after_close_sent() {
 }
 
 void ws_connection::arm_close_timer(std::chrono::milliseconds after) {
-    if (!closing_) {
-        closing_ = std::make_unique<closing_state>(worker_.io());
+    if (!side_) {
+        side_ = std::make_unique<side_state>();
     }
-    closing_->timer.expires_after(after);
-    closing_->timer.async_wait([self = connection_ptr(this)](boost::system::error_code ec) {
+    if (!side_->closing) {
+        side_->closing.emplace(worker_.io());
+    }
+    side_->closing->timer.expires_after(after);
+    side_->closing->timer.async_wait([self = connection_ptr(this)](boost::system::error_code ec) {
         if (!ec) {
             self->terminate("close timeout");
         }
@@ -402,9 +546,9 @@ void ws_connection::terminate(const char* why) {
     // One line per connection, written when it ends (like an access log): who, how long, why.
     spdlog::info("[c{}.{}] connection closed peer={} user={} duration_ms={} close_code={} reason=\"{}\"",
                  worker_.index(), chat_.handle().session, slot_.peer().text(), chat_.user().empty() ? "-" : chat_.user(),
-                 duration_ms, closing_ ? closing_->code : 0, closing_ ? closing_->reason : std::string(why));
-    if (closing_) {
-        closing_->timer.cancel();
+                 duration_ms, closing() ? closing()->code : 0, closing() ? closing()->reason : std::string(why));
+    if (closing() != nullptr) {
+        closing()->timer.cancel();
     }
     ::close(fd_);  // also leaves the worker's epoll set
     fd_ = -1;

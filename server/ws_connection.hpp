@@ -11,10 +11,14 @@
 #include <boost/smart_ptr/intrusive_ptr.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
+
+struct iovec;
 
 namespace parley::server {
 
+class tls_channel;
 class worker;
 class ws_connection;
 
@@ -34,6 +38,10 @@ using connection_ptr = boost::intrusive_ptr<ws_connection>;
 // queue as shared references, the worker flushes each connection once per event-loop pass, and
 // one sendmsg carries every queued frame. The queue is bounded in bytes; a client past the bound
 // is closed with 1008 and the room never waits for it.
+// Over TLS the same frames are gathered the same way, then encrypted by the connection's
+// tls_channel (small frames as one piece) and the ciphertext leaves in one send(); ciphertext
+// the socket did not take waits in the channel, and no more frames are encrypted until it is
+// gone, so the byte bound keeps applying to the frame queue.
 // Thread: the owning worker's thread only. The worker holds the owning reference from start()
 // until the connection ends; tasks and timers in flight hold one too (connection_ptr). Objects
 // come from a slab of equal-sized slots (server/slab.hpp).
@@ -43,7 +51,8 @@ class ws_connection final : public rooms::session_output,
 public:
     // fd: the connected, upgraded TCP socket, now owned by this object.
     // slot: this connection's place in the connection limits (and its peer address).
-    ws_connection(int fd, worker& owner, connection_slot slot);
+    // tls: the connection's TLS state when it speaks TLS (null for plain TCP).
+    ws_connection(int fd, worker& owner, connection_slot slot, std::unique_ptr<tls_channel> tls = nullptr);
     ~ws_connection() override;
     ws_connection(const ws_connection&) = delete;
     ws_connection& operator=(const ws_connection&) = delete;
@@ -52,7 +61,7 @@ public:
     static void operator delete(void* p) noexcept;
 
     // Joins the worker's set and starts reading; `leftover` are bytes that arrived after the
-    // upgrade request.
+    // upgrade request (plaintext; over TLS more may still wait, undecrypted, in the channel).
     void start(std::string leftover);
 
     // session_output
@@ -82,6 +91,16 @@ private:
 
     void on_readable();
     void consume(char* data, std::size_t size);
+    // TLS: decrypts what the channel holds and hands the plaintext to consume(). False when the
+    // connection ended (a TLS error or the client's close_notify).
+    bool read_tls();
+    // Fills iov with the queued frames (small ones copied into the worker's staging buffer);
+    // returns the entries used and sets total to their bytes.
+    std::size_t gather(iovec* iov, std::size_t& total);
+    void flush_tls();
+    // TLS: sends the channel's ciphertext; false when the socket would block (then waits for
+    // it) or failed (then the connection ended).
+    bool send_tls_output();
     void wait_writable();
     void queue_control(const protocol::shared_frame& frame);
     void start_close(protocol::close_code code, std::string_view reason);
@@ -89,20 +108,29 @@ private:
     void arm_close_timer(std::chrono::milliseconds after);
     void terminate(const char* why);
     void push_frame(const protocol::shared_frame& frame);
+    void request_flush();  // puts this connection on the worker's flush list
     void queue_bytes_changed(std::size_t before);
 
     worker& worker_;
     protocol::frame_parser parser_;
     frame_queue queue_;
     rooms::chat_session chat_;
-    // Exists only once closing starts, so an open connection does not pay for it.
     struct closing_state {
         explicit closing_state(boost::asio::io_context& io) : timer(io) {}
         boost::asio::steady_timer timer;
         std::uint16_t code = 0;  // the close status we sent
         std::string reason;      // why, for the log line
     };
-    std::unique_ptr<closing_state> closing_;
+    // What only some connections need, behind one pointer, so that an open plain connection
+    // pays 8 bytes for all of it: the TLS state (TLS connections, from the start) and the
+    // closing state (once closing starts).
+    struct side_state {
+        std::unique_ptr<tls_channel> tls;
+        std::optional<closing_state> closing;
+    };
+    tls_channel* tls() const { return side_ ? side_->tls.get() : nullptr; }
+    closing_state* closing() const { return side_ && side_->closing ? &*side_->closing : nullptr; }
+    std::unique_ptr<side_state> side_;
     connection_slot slot_;
     std::uint64_t opened_ms_;   // precise worker clock at open (login timeout, duration)
     std::uint64_t last_rx_ms_;  // worker clock at the last bytes received (ping, idle timeout)

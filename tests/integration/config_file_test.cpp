@@ -3,6 +3,7 @@
 // only the file (or --set) reaches behave as documented.
 #include "http_response.hpp"
 #include "test_support.hpp"
+#include "tls_support.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -207,6 +208,18 @@ TEST(CheckConfigTest, OutOfRangeNamesLineAndKey) {
     EXPECT_TRUE(result.exited && result.code == 1) << result.output;
     EXPECT_TRUE(contains(result.output, "FILE:5: limits.max_text_bytes:")) << result.output;
     EXPECT_TRUE(contains(result.output, "from 1")) << result.output;
+}
+
+TEST(CheckConfigTest, TlsFilesAreCheckedToo) {
+    temp_dir dir;
+    write_self_signed("check", dir.file("cert.pem"), dir.file("key.pem"));
+    const std::string tls = "[tls]\ncert_file = \"" + dir.file("cert.pem") + "\"\nkey_file = \"";
+    const run_result good = check_config(tls + dir.file("key.pem") + "\"\n");
+    EXPECT_TRUE(good.exited && good.code == 0) << good.output;
+    // A file the loader cannot judge (it only sees a path): the check reads it.
+    const run_result missing = check_config(tls + dir.file("gone.pem") + "\"\n");
+    EXPECT_TRUE(missing.exited && missing.code == 1) << missing.output;
+    EXPECT_TRUE(contains(missing.output, dir.file("gone.pem"))) << missing.output;
 }
 
 TEST(CheckConfigTest, SampleFileIsValid) {

@@ -110,8 +110,11 @@ daemon_process::daemon_process(std::vector<std::string> extra_args, std::string 
     }
     if (!ready) {
         const exit_status status = stop(std::chrono::milliseconds(2000));
-        throw std::runtime_error("the daemon did not report \"listening on ADDR:PORT\" within 10 s (" +
+        std::runtime_error error("the daemon did not report \"listening on ADDR:PORT\" within 10 s (" +
                                  status.describe() + "); its output:\n" + tail());
+        // No destructor runs for an object whose constructor throws: release what it would.
+        release();
+        throw error;
     }
 }
 
@@ -119,6 +122,10 @@ daemon_process::~daemon_process() {
     if (pid_ > 0 && !reaped_) {
         stop(std::chrono::milliseconds(2000));
     }
+    release();
+}
+
+void daemon_process::release() {
     if (reader_.joinable()) {
         {
             std::lock_guard lock(mutex_);
@@ -129,6 +136,7 @@ daemon_process::~daemon_process() {
     if (output_fd_ >= 0) {
         ::close(output_fd_);
     }
+    output_fd_ = -1;
     if (!config_path_.empty()) {
         ::unlink(config_path_.c_str());
     }

@@ -71,6 +71,8 @@ public:
 
 private:
     void read_output();  // background thread body
+    // Joins the reader and removes the pipe and the config file (the process is gone).
+    void release();
     void add_line(std::string line);
     // Non-blocking reap; true once the process is gone.
     bool try_reap();

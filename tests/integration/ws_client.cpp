@@ -3,6 +3,11 @@
 #include "handshake_key.hpp"
 #include "http_response.hpp"
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -48,6 +53,13 @@ bool wait_for(int fd, short events, std::chrono::steady_clock::time_point deadli
     }
 }
 
+std::string openssl_reason() {
+    const unsigned long code = ERR_get_error();
+    ERR_clear_error();
+    const char* reason = code ? ERR_reason_error_string(code) : nullptr;
+    return reason ? reason : "no OpenSSL reason";
+}
+
 std::string lower(std::string text) {
     std::transform(text.begin(), text.end(), text.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -88,6 +100,66 @@ ws_client::ws_client(std::uint16_t port, client_options options)
                                      (error ? std::strerror(error) : "timeout"));
         }
     }
+    if (!options.tls_trust_file.empty()) {
+        try {
+            start_tls(options.tls_trust_file, options.tls_max_version);
+        } catch (...) {
+            close_socket();
+            throw;
+        }
+    }
+}
+
+void ws_client::start_tls(const std::string& trust_file, int max_version) {
+    tls_context_ = SSL_CTX_new(TLS_client_method());
+    if (tls_context_ == nullptr || SSL_CTX_load_verify_locations(tls_context_, trust_file.c_str(), nullptr) != 1 ||
+        (max_version != 0 && SSL_CTX_set_max_proto_version(tls_context_, max_version) != 1)) {
+        throw std::runtime_error("TLS client setup with " + trust_file + " failed: " + openssl_reason());
+    }
+    SSL_CTX_set_verify(tls_context_, SSL_VERIFY_PEER, nullptr);
+    tls_ = SSL_new(tls_context_);
+    if (tls_ == nullptr || SSL_set_fd(tls_, fd_) != 1 ||
+        X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(tls_), "127.0.0.1") != 1) {
+        throw std::runtime_error("TLS client setup failed: " + openssl_reason());
+    }
+    const auto deadline = clock::now() + default_timeout;
+    for (;;) {
+        ERR_clear_error();
+        const int n = SSL_connect(tls_);
+        if (n == 1) {
+            return;
+        }
+        const int error = SSL_get_error(tls_, n);
+        if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
+            if (!wait_for(fd_, error == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline)) {
+                throw std::runtime_error("TLS handshake timed out");
+            }
+            continue;
+        }
+        const long verify = SSL_get_verify_result(tls_);
+        throw std::runtime_error("TLS handshake failed: " + openssl_reason() +
+                                 (verify != X509_V_OK ? std::string(" (certificate: ") +
+                                                            X509_verify_cert_error_string(verify) + ")"
+                                                      : std::string()));
+    }
+}
+
+std::string ws_client::tls_version() const {
+    return tls_ != nullptr ? SSL_get_version(tls_) : "";
+}
+
+std::string ws_client::peer_common_name() const {
+    if (tls_ == nullptr) {
+        return {};
+    }
+    X509* cert = SSL_get1_peer_certificate(tls_);
+    if (cert == nullptr) {
+        return {};
+    }
+    char name[256] = {};
+    X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, name, sizeof name);
+    X509_free(cert);
+    return name;
 }
 
 ws_client::~ws_client() {
@@ -96,6 +168,8 @@ ws_client::~ws_client() {
 
 ws_client::ws_client(ws_client&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
+      tls_context_(std::exchange(other.tls_context_, nullptr)),
+      tls_(std::exchange(other.tls_, nullptr)),
       port_(other.port_),
       headers_(std::move(other.headers_)),
       in_(std::move(other.in_)),
@@ -111,6 +185,8 @@ ws_client& ws_client::operator=(ws_client&& other) noexcept {
     if (this != &other) {
         close_socket();
         fd_ = std::exchange(other.fd_, -1);
+        tls_context_ = std::exchange(other.tls_context_, nullptr);
+        tls_ = std::exchange(other.tls_, nullptr);
         port_ = other.port_;
         headers_ = std::move(other.headers_);
         in_ = std::move(other.in_);
@@ -126,6 +202,14 @@ ws_client& ws_client::operator=(ws_client&& other) noexcept {
 }
 
 void ws_client::close_socket() {
+    if (tls_ != nullptr) {
+        SSL_free(tls_);
+        tls_ = nullptr;
+    }
+    if (tls_context_ != nullptr) {
+        SSL_CTX_free(tls_context_);
+        tls_context_ = nullptr;
+    }
     if (fd_ >= 0) {
         ::close(fd_);
         fd_ = -1;
@@ -198,6 +282,23 @@ void ws_client::send_raw(std::string_view bytes, milliseconds timeout) {
         throw std::runtime_error("send on a closed client");
     }
     const auto deadline = clock::now() + timeout;
+    while (!bytes.empty() && tls_ != nullptr) {
+        ERR_clear_error();
+        const int n = SSL_write(tls_, bytes.data(), static_cast<int>(std::min<std::size_t>(bytes.size(), 1 << 30)));
+        if (n > 0) {
+            bytes.remove_prefix(static_cast<std::size_t>(n));
+            continue;
+        }
+        const int error = SSL_get_error(tls_, n);
+        if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
+            if (!wait_for(fd_, error == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline)) {
+                throw std::runtime_error("TLS send timed out with " + std::to_string(bytes.size()) +
+                                         " bytes unsent");
+            }
+            continue;
+        }
+        throw std::runtime_error("TLS send failed: " + openssl_reason());
+    }
     while (!bytes.empty()) {
         const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
         if (n > 0) {
@@ -295,6 +396,25 @@ bool ws_client::fill(clock::time_point deadline) {
         in_pos_ = 0;
     }
     char buffer[65536];
+    while (tls_ != nullptr) {
+        ERR_clear_error();
+        const int n = SSL_read(tls_, buffer, sizeof buffer);
+        if (n > 0) {
+            in_.append(buffer, static_cast<std::size_t>(n));
+            return true;
+        }
+        const int error = SSL_get_error(tls_, n);
+        if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
+            if (!wait_for(fd_, error == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline)) {
+                return false;
+            }
+            continue;
+        }
+        // close_notify, the end of TCP, a reset or a TLS error: the connection is over.
+        ERR_clear_error();
+        eof_ = true;
+        return false;
+    }
     for (;;) {
         const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
         if (n > 0) {

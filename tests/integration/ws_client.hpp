@@ -11,6 +11,9 @@
 #include <string_view>
 #include <vector>
 
+struct ssl_st;
+struct ssl_ctx_st;
+
 namespace parley::integration {
 
 using json = nlohmann::json;
@@ -56,9 +59,14 @@ struct client_options {
     int receive_buffer = 0;
     // Extra header lines ("Origin: https://chat.example") sent with the upgrade request.
     std::vector<std::string> headers{};
+    // Non-empty: speak TLS, trusting only the certificate(s) in this PEM file and checking
+    // that the server's certificate is valid for 127.0.0.1.
+    std::string tls_trust_file{};
+    // With TLS: the newest protocol version offered (OpenSSL's TLS1_2_VERSION...); 0: the newest.
+    int tls_max_version = 0;
 };
 
-// A blocking WebSocket client over a plain TCP socket, for tests.
+// A blocking WebSocket client over a plain TCP socket, or over TLS (client_options), for tests.
 //
 // Every wait takes a timeout; a timeout yields nullopt/false, never a hang. Unexpected protocol
 // events (a masked or malformed server frame, a binary message, text that is not JSON) throw
@@ -66,7 +74,8 @@ struct client_options {
 // whose receive functions are not called. Not thread-safe: one thread per client.
 class ws_client {
 public:
-    // Opens a TCP connection to 127.0.0.1:port. Throws std::runtime_error on failure.
+    // Opens a TCP connection to 127.0.0.1:port, and completes the TLS handshake when asked to.
+    // Throws std::runtime_error on failure (for TLS, with OpenSSL's reason).
     explicit ws_client(std::uint16_t port, client_options options = {});
     ~ws_client();
     ws_client(ws_client&& other) noexcept;
@@ -136,6 +145,10 @@ public:
     // True once this side sent a close frame (send_close, or the answer to the server's).
     bool close_sent() const { return close_sent_; }
     int fd() const { return fd_; }
+    // TLS: the common name (CN) of the certificate the server presented, and the protocol
+    // version agreed ("TLSv1.3"); empty without TLS.
+    std::string peer_common_name() const;
+    std::string tls_version() const;
 
 private:
     using clock = std::chrono::steady_clock;
@@ -151,8 +164,11 @@ private:
     void on_close_frame(const ws_frame& frame);
 
     std::string upgrade_request(std::string_view path, const std::string& key) const;
+    void start_tls(const std::string& trust_file, int max_version);
 
     int fd_ = -1;
+    ssl_ctx_st* tls_context_ = nullptr;  // owned; both null without TLS
+    ssl_st* tls_ = nullptr;              // owned
     std::uint16_t port_ = 0;
     std::vector<std::string> headers_;
     std::string in_;

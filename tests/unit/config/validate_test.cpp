@@ -73,5 +73,17 @@ TEST(validate, origins_and_log_values) {
     EXPECT_EQ(validate(s), found[0]) << "validate() gives the first problem";
 }
 
+TEST(validate, tls_files_come_in_pairs) {
+    settings s;
+    s.tls_cert_file = "/etc/parley/tls/fullchain.pem";
+    EXPECT_EQ(validate(s), "tls.cert_file and tls.key_file must be set together (cert_file is set, the other is "
+                           "empty), or both left empty for plain HTTP");
+    s.tls_cert_file.clear();
+    s.tls_key_file = "/etc/parley/tls/privkey.pem";
+    EXPECT_NE(validate(s).find("(key_file is set"), std::string::npos) << validate(s);
+    s.tls_cert_file = "/etc/parley/tls/fullchain.pem";
+    EXPECT_EQ(validate(s), "");
+}
+
 }  // namespace
 }  // namespace parley::config

@@ -242,7 +242,7 @@ TEST(metrics, every_family_is_present_at_zero) {
     for (std::string_view reason : {"max_connections", "max_connections_per_ip", "origin", "shutting_down"}) {
         EXPECT_EQ(value_of(s, "parley_connections_rejected_total", {{"reason", std::string(reason)}}), "0");
     }
-    for (std::string_view reason : {"bad_request", "upgrade_required", "header_too_large", "timeout"}) {
+    for (std::string_view reason : {"bad_request", "upgrade_required", "header_too_large", "timeout", "tls"}) {
         EXPECT_EQ(value_of(s, "parley_handshake_failures_total", {{"reason", std::string(reason)}}), "0");
     }
     EXPECT_EQ(value_of(s, "parley_broadcast_fanout_seconds_count"), "0");
@@ -380,6 +380,7 @@ TEST(metrics, labels_for_reject_reasons_and_handshake_failures) {
     EXPECT_EQ(label(handshake_failure::upgrade_required), "upgrade_required");
     EXPECT_EQ(label(handshake_failure::header_too_large), "header_too_large");
     EXPECT_EQ(label(handshake_failure::timeout), "timeout");
+    EXPECT_EQ(label(handshake_failure::tls), "tls");
 }
 
 }  // namespace
