@@ -9,6 +9,8 @@
 #include "rooms/chat_session.hpp"
 #include "rooms/worker_context.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
+#include "tests/fuzz/reply_rules.hpp"
+#include "tests/fuzz/server_frames.hpp"
 #include "tests/unit/rooms/fakes.hpp"
 
 #include <boost/asio/buffer.hpp>
@@ -18,7 +20,6 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
-#include <map>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -110,83 +111,6 @@ private:
     std::array<manual_executor, 2> executors_;
     std::vector<std::unique_ptr<rooms::worker_context>> contexts_;
     std::unique_ptr<rooms::chat_hub> hub_;
-};
-
-// A frame the server sent, decoded; fails on anything RFC 6455 section 5 forbids a server to send.
-struct server_frame {
-    std::uint8_t opcode;
-    std::string_view payload;
-};
-
-server_frame check_server_frame(std::string_view bytes) {
-    require(bytes.size() >= 2, "server frame shorter than a header");
-    const auto byte0 = static_cast<unsigned char>(bytes[0]);
-    const auto byte1 = static_cast<unsigned char>(bytes[1]);
-    require((byte0 & 0x80) != 0, "server frame without FIN");
-    require((byte0 & 0x70) == 0, "server frame with RSV bits");
-    require((byte1 & 0x80) == 0, "server frame masked");
-    std::size_t header = 2;
-    std::uint64_t length = byte1 & 0x7F;
-    if (length >= 126) {
-        header = length == 126 ? 4 : 10;
-        require(bytes.size() >= header, "server frame header cut short");
-        length = 0;
-        for (std::size_t i = 2; i < header; ++i) {
-            length = length << 8 | static_cast<unsigned char>(bytes[i]);
-        }
-        require(length >= (header == 4 ? 126u : 65536u), "server frame length not in its shortest form");
-    }
-    require(bytes.size() - header == length, "server frame length does not match its bytes");
-    const std::uint8_t opcode = byte0 & 0x0F;
-    const std::string_view payload = bytes.substr(header);
-    require(opcode == 0x1 || opcode == 0x8 || opcode == 0xA, "server frame of an unexpected opcode");
-    if (opcode >= 0x8) {
-        require(payload.size() <= 125, "server control frame over 125 bytes");
-    }
-    if (opcode == 0x8) {
-        require(payload.size() != 1, "server close frame of 1 byte");
-        require(is_utf8(payload.substr(std::min<std::size_t>(2, payload.size()))), "close reason not UTF-8");
-    }
-    if (opcode == 0x1) {
-        require(is_utf8(payload), "server text frame not UTF-8");
-    }
-    return {opcode, payload};
-}
-
-// The JSON of a text frame, which must be an object with a string "type".
-json check_text_frame(std::string_view bytes) {
-    const server_frame frame = check_server_frame(bytes);
-    require(frame.opcode == 0x1, "a chat message that is not a text frame");
-    json message = json::parse(frame.payload, nullptr, false);
-    require(!message.is_discarded() && message.is_object(), "server text frame is not a JSON object", frame.payload);
-    require(message.contains("type") && message["type"].is_string(), "server message without a type", frame.payload);
-    if (message["type"] == "error") {
-        require(message.contains("code") && message["code"].is_string() && message.contains("message") &&
-                    message["message"].is_string() && !message["message"].get_ref<const std::string&>().empty(),
-                "error without a code and a message", frame.payload);
-    }
-    return message;
-}
-
-// Within one room, a member sees each message once and in seq order, whether the room served its
-// worker at once or through a task.
-class seq_order {
-public:
-    void see(const json& message) {
-        if (message["type"] != "message") {
-            return;
-        }
-        require(message.contains("room") && message["room"].is_string() && message.contains("seq") &&
-                    message["seq"].is_number_integer(),
-                "message without room or seq", message.dump());
-        const auto seq = message["seq"].get<std::int64_t>();
-        std::int64_t& last = last_[message["room"].get<std::string>()];
-        require(seq > last, "messages of a room out of seq order", message.dump());
-        last = seq;
-    }
-
-private:
-    std::map<std::string, std::int64_t, std::less<>> last_;
 };
 
 // Another user, online and in "lobby" before the fuzzed client connects.
@@ -286,8 +210,11 @@ public:
         if (phase_ != phase::open) {
             return;
         }
-        const json message = check_text_frame(frame.view());
+        json message = check_text_frame(frame.view());
         order_.see(message);
+        if (handling_request_) {
+            replies_.push_back(message);
+        }
         std::string type = message["type"].get<std::string>();
         if (type == "error") {
             type.append(":").append(message["code"].get<std::string>());
@@ -410,9 +337,14 @@ private:
 
     // frame_sink
     void on_text(std::string_view message) override {
-        if (phase_ == phase::open) {
-            chat_->on_text(message);
+        if (phase_ != phase::open) {
+            return;
         }
+        replies_.clear();
+        handling_request_ = true;
+        chat_->on_text(message);
+        handling_request_ = false;
+        check_replies(message, chat_->user(), replies_, world_.settings());
     }
     void on_ping(std::string_view payload) override {
         if (phase_ == phase::open) {
@@ -483,6 +415,8 @@ private:
     protocol::frame_parser parser_;
     std::optional<rooms::chat_session> chat_;
     seq_order order_;
+    std::vector<json> replies_;      // what the request being handled was answered
+    bool handling_request_ = false;
     bool close_queued_ = false;
     bool peer_closed_ = false;
 };
