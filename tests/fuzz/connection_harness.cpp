@@ -47,7 +47,7 @@ config::settings fuzz_settings() {
     s.max_rooms_per_connection = 4;
     s.rate_limit_per_second = 1e9;
     s.rate_limit_burst = 1e9;
-    s.max_room_members = 4;
+    s.max_room_members = 3;  // "crowd" is full
     s.presence_max_members = 3;
     s.history_per_room = 8;
     s.joined_history = 4;
@@ -113,14 +113,16 @@ private:
     std::unique_ptr<rooms::chat_hub> hub_;
 };
 
-// Another user, online and in "lobby" before the fuzzed client connects.
+// Another user, online and in its rooms before the fuzzed client connects.
 class peer {
 public:
-    peer(chat_world& world, std::uint32_t worker, std::string_view name)
-        : worker_(world.worker(worker)), session_(worker_, output_) {
+    peer(chat_world& world, std::uint32_t worker, std::string_view name, std::vector<std::string_view> rooms)
+        : worker_(world.worker(worker)), session_(worker_, output_), room_count_(rooms.size()) {
         acting_as as(worker_);
         session_.on_text(std::string(R"({"type":"login","user":")").append(name).append(R"("})"));
-        session_.on_text(R"({"type":"join","room":"lobby"})");
+        for (std::string_view room : rooms) {
+            session_.on_text(std::string(R"({"type":"join","room":")").append(room).append(R"("})"));
+        }
     }
     peer(const peer&) = delete;
     peer& operator=(const peer&) = delete;
@@ -128,24 +130,31 @@ public:
     // Forgets what the login and join brought, once the world has run.
     void settle() {
         check_frames();
-        require(session_.logged_in() && session_.room_count() == 1, "a peer could not log in and join");
+        require(session_.logged_in() && session_.room_count() == room_count_, "a peer could not log in and join");
         output_.clear();
     }
-    // Checks every frame received since settle(); returns the lobby's frames as sent.
-    std::vector<std::string> check_frames() {
-        std::vector<std::string> lobby;
+    // Checks every frame received since settle(); returns those of one room, as sent.
+    std::vector<std::string> check_frames(std::string_view room = {}) {
+        std::vector<std::string> of_room;
         seq_order order;
         for (const shared_frame& frame : output_.frames) {
             const json message = check_text_frame(frame.view());
             order.see(message);
-            if (message.value("room", "") == "lobby") {
-                lobby.emplace_back(frame.view());
+            if (message.value("room", "") == room) {
+                of_room.emplace_back(frame.view());
             }
         }
         require(output_.closes.empty(), "a well-behaved peer was closed");
-        return lobby;
+        return of_room;
     }
     std::size_t frame_count() const { return output_.frames.size(); }
+    // Says each line in lobby.
+    void say(int lines) {
+        acting_as as(worker_);
+        for (int i = 0; i < lines; ++i) {
+            session_.on_text(R"({"type":"say","room":"lobby","text":"earlier"})");
+        }
+    }
     void leave() {
         acting_as as(worker_);
         session_.end(true);
@@ -155,6 +164,7 @@ private:
     rooms::worker_context& worker_;
     recording_output output_;  // before session_: the session refers to it
     rooms::chat_session session_;
+    std::size_t room_count_;
 };
 
 // The client's connection: server/http_session's request loop and upgrade, then server/
@@ -421,18 +431,20 @@ private:
     bool peer_closed_ = false;
 };
 
-// Nobody but bob and carol is online and only lobby exists, with the two of them, one on each
-// worker; the sessions alive are theirs and `extra` more on worker 0.
+// Only the peers are online and only their rooms exist, with them alone as members; the sessions
+// alive are theirs and `extra` more on worker 0.
 void require_only_peers_left(chat_world& world, std::size_t extra) {
     auto& hub = world.hub();
-    require(hub.users().names() == std::vector<std::string>{"bob", "carol"}, "users left online after a disconnect");
-    const auto rooms = hub.rooms().list();
-    require(rooms.size() == 1 && rooms[0].first == "lobby" && rooms[0].second == 2,
-            "rooms or members left after a disconnect");
+    require(hub.users().names() == std::vector<std::string>{"bob", "carol", "dave"},
+            "users left online after a disconnect");
+    const std::vector<std::pair<std::string, std::size_t>> expected{{"crowd", 3}, {"lobby", 2}};
+    require(hub.rooms().list() == expected, "rooms or members left after a disconnect");
     const auto lobby = hub.rooms().find("lobby");
-    require(world.worker(0).local_members(lobby.get()) == 1 && world.worker(1).local_members(lobby.get()) == 1,
+    const auto crowd = hub.rooms().find("crowd");
+    require(world.worker(0).local_members(lobby.get()) == 1 && world.worker(1).local_members(lobby.get()) == 1 &&
+                world.worker(0).local_members(crowd.get()) == 1 && world.worker(1).local_members(crowd.get()) == 2,
             "worker member lists left after a disconnect");
-    require(world.worker(0).session_count() == 1 + extra && world.worker(1).session_count() == 1,
+    require(world.worker(0).session_count() == 1 + extra && world.worker(1).session_count() == 2,
             "sessions left after a disconnect");
 }
 
@@ -441,11 +453,17 @@ void require_only_peers_left(chat_world& world, std::size_t extra) {
 connection_transcript run_connection(std::string_view input) {
     connection_transcript transcript;
     chat_world world;
-    peer carol(world, 0, "carol");
-    peer bob(world, 1, "bob");
+    peer carol(world, 0, "carol", {"lobby", "crowd"});
+    peer bob(world, 1, "bob", {"lobby", "crowd"});
+    peer dave(world, 1, "dave", {"crowd"});
+    // More than the room retains (history_per_room), so history and `after` meet retention and
+    // their limits from the first request on.
+    carol.say(5);
+    bob.say(4);
     world.run();
     carol.settle();
     bob.settle();
+    dave.settle();
 
     {
         buffer_connection connection(world, transcript);
@@ -468,12 +486,16 @@ connection_transcript run_connection(std::string_view input) {
     }
     require_only_peers_left(world, 0);
 
-    // Both were in lobby throughout: they saw its events as the same frames in the same order.
-    require(carol.check_frames() == bob.check_frames(), "carol and bob saw lobby differently");
-    transcript.peer_frames = carol.frame_count() + bob.frame_count();
+    // Members throughout saw their rooms' events as the same frames in the same order.
+    require(carol.check_frames("lobby") == bob.check_frames("lobby"), "carol and bob saw lobby differently");
+    const auto crowd = dave.check_frames("crowd");
+    require(carol.check_frames("crowd") == crowd && bob.check_frames("crowd") == crowd,
+            "the members of crowd saw it differently");
+    transcript.peer_frames = carol.frame_count() + bob.frame_count() + dave.frame_count();
 
     carol.leave();
     bob.leave();
+    dave.leave();
     world.run();
     require(world.hub().users().size() == 0, "users online after everyone left");
     const auto rooms = world.hub().rooms().list();

@@ -10,9 +10,10 @@
 // the bytes left over, protocol::frame_parser and the reactions of server/ws_connection (pong,
 // close echo, close on a protocol error, closing and draining phases, the chat session ended from
 // a posted task), a rooms::chat_session on worker 0 of a real chat_hub with two workers, whose
-// tasks run after every piece of input. Two other users are online: carol on worker 0 and bob on
-// worker 1, both in the permanent room "lobby", so says fan out across workers and a dm can
-// reach someone.
+// tasks run after every piece of input. Three other users are online: carol on worker 0 and bob on
+// worker 1, both in the permanent room "lobby" (so says fan out across workers and a dm can reach
+// someone) and, with dave on worker 1, in "crowd", which is full. Lobby's log already holds 9
+// messages, one more than it retains.
 //
 // Not modelled: the descriptor, epoll, partial writes, the write queue and its slow-consumer bound,
 // timers (handshake, login and idle timeouts, keepalive pings, the close linger), connection
@@ -34,7 +35,7 @@ struct connection_transcript {
     std::vector<std::string> replies;     // each text frame's "type" ("error:<code>" for errors), in order
     std::size_t pongs = 0;
     std::optional<std::uint16_t> close_sent;  // the status of the server's close frame
-    std::size_t peer_frames = 0;              // frames carol and bob received after their join
+    std::size_t peer_frames = 0;              // frames the other users received after their joins
 };
 
 // Runs one input; aborts (fuzz::fail) when an invariant breaks.

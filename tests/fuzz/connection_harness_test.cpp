@@ -69,6 +69,13 @@ TEST(connection_harness, http_before_the_upgrade) {
     EXPECT_TRUE(foreign.replies.empty());
 }
 
+TEST(connection_harness, limits) {
+    // crowd is full; a connection may be in 4 rooms; text is at most 64 bytes and not empty.
+    EXPECT_EQ(run_connection(seed("limits")).replies,
+              (strings{"welcome", "system", "error:room_full", "joined", "joined", "joined", "joined",
+                       "error:too_many_rooms", "error:too_large", "error:bad_request"}));
+}
+
 TEST(connection_harness, chat_errors_and_protocol_errors) {
     const auto t = run_connection(seed("errors_before_login"));
     EXPECT_EQ(t.replies, (strings{"error:not_logged_in", "error:bad_json", "error:username_taken",

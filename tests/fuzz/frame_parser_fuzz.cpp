@@ -11,7 +11,8 @@
 //   same result;
 // - the small limit changes nothing but where the stream ends: its events are a prefix of the
 //   large limit's, and only a 1009 (message too big) may cut them short;
-// - after an error or a close, further bytes deliver nothing and the result stays the same.
+// - after an error or a close, further bytes deliver nothing and the result stays the same;
+// - with the limit switched between pieces (a reload), the sink's checks still hold.
 // Not covered here: what the connection does with the events (the connection target).
 
 #include "protocol/frame_parser.hpp"
@@ -127,6 +128,24 @@ void require_same(const outcome& a, const outcome& b, std::string_view what) {
     require(a.closed == b.closed, what, "closed() differs");
 }
 
+// A reload may change the limit between any two reads (ws_connection sets it before each feed).
+// Which messages then pass depends on when, so only the sink's own checks apply, against the
+// larger limit.
+void parse_with_reloads(std::string_view stream) {
+    frame_parser parser(large_limit);
+    checking_sink sink(large_limit);
+    std::string bytes(stream);
+    split_rng rng(hash_bytes(stream) + 1);
+    std::size_t offset = 0;
+    for (std::size_t piece : random_splits(stream.size(), rng)) {
+        parser.set_max_message(rng.below(2) == 0 ? small_limit : large_limit);
+        if (!parser.feed(bytes.data() + offset, piece, sink).ok) {
+            return;
+        }
+        offset += piece;
+    }
+}
+
 outcome parse_every_way(std::string_view stream, std::size_t limit) {
     const outcome whole = parse(stream, stream.empty() ? std::vector<std::size_t>{} : std::vector{stream.size()}, limit);
     const outcome bytewise = parse(stream, std::vector<std::size_t>(stream.size(), 1), limit);
@@ -145,6 +164,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view stream(reinterpret_cast<const char*>(data), size);
     const outcome large = parse_every_way(stream, large_limit);
     const outcome small = parse_every_way(stream, small_limit);
+    parse_with_reloads(stream);
 
     require(small.events.size() <= large.events.size(), "the small limit delivered more events");
     for (std::size_t i = 0; i < small.events.size(); ++i) {

@@ -149,6 +149,13 @@ void connection_seeds(const fs::path& dir) {
     write(dir, "errors_before_login",
           std::string(1, '\0') + upgrade_request + text(R"({"type":"say","room":"lobby","text":"x"})") +
               text("not json") + text(R"({"type":"login","user":"bob"})") + text(R"({"type":"login","user":"b@d"})"));
+    write(dir, "limits",
+          std::string(1, '\0') + upgrade_request + login + text(R"({"type":"join","room":"crowd","id":1})") +
+              text(R"({"type":"join","room":"a"})") + text(R"({"type":"join","room":"b"})") +
+              text(R"({"type":"join","room":"c"})") + text(R"({"type":"join","room":"d"})") +
+              text(R"({"type":"join","room":"e"})") +
+              text(R"({"type":"say","room":"a","text":")" + std::string(65, 'x') + R"("})") +
+              text(R"({"type":"dm","to":"dave","text":""})"));
     write(dir, "protocol_error", std::string(1, '\0') + upgrade_request + login + std::string("\x81\x02hi", 4));
     write(dir, "bad_key", std::string(1, '\0') +
                               "GET /ws HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
