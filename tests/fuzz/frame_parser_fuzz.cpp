@@ -114,7 +114,7 @@ outcome parse(std::string_view stream, const std::vector<std::size_t>& pieces, s
     require(result.ok || !parser.closed(), "a parser that failed also reports a close frame");
     if (!result.ok || parser.closed()) {
         const std::size_t delivered = sink.events.size();
-        std::string more = "\x81\x80\0\0\0\0";  // an empty, masked text frame: valid on its own
+        std::string more("\x81\x80\0\0\0\0", 6);  // an empty, masked text frame: valid on its own
         const parse_result again = parser.feed(more.data(), more.size(), sink);
         require(sink.events.size() == delivered, "a stopped parser delivered more");
         require(same_result(again, result), "a stopped parser changed its result");
