@@ -56,6 +56,10 @@ struct client_options {
     int receive_buffer = 0;
     // Extra header lines ("Origin: https://chat.example") sent with the upgrade request.
     std::vector<std::string> headers{};
+    // Local IPv4 address to connect from, e.g. "127.0.0.2" (on Linux every 127.x.y.z is a
+    // loopback address), so the daemon sees a client address of its own (per-address limits);
+    // empty: the system's choice (127.0.0.1).
+    std::string source_address{};
 };
 
 // A blocking WebSocket client over a plain TCP socket, for tests.
@@ -129,6 +133,10 @@ public:
 
     // Closes the socket without a close frame: an abrupt disconnect.
     void close_socket();
+
+    // Closes the socket with SO_LINGER 0: the kernel discards unsent bytes and sends a TCP
+    // reset instead of a FIN (a client that crashes or is killed mid-conversation).
+    void reset_socket();
 
     bool eof() const { return eof_; }
     // The code of the server's close frame, once one was received.
