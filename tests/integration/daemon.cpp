@@ -110,12 +110,22 @@ daemon_process::daemon_process(std::vector<std::string> extra_args, std::string 
     }
     if (!ready) {
         const exit_status status = stop(std::chrono::milliseconds(2000));
-        throw std::runtime_error("the daemon did not report \"listening on ADDR:PORT\" within 10 s (" +
-                                 status.describe() + "); its output:\n" + tail());
+        std::string message = "the daemon did not report \"listening on ADDR:PORT\" within 10 s (";
+        message.append(status.describe());
+        message.append("); its output:\n");
+        message.append(tail());
+        // No destructor runs for an object whose constructor throws: release here, or the
+        // reader thread's std::thread would end the process with std::terminate.
+        release();
+        throw std::runtime_error(message);
     }
 }
 
 daemon_process::~daemon_process() {
+    release();
+}
+
+void daemon_process::release() {
     if (pid_ > 0 && !reaped_) {
         stop(std::chrono::milliseconds(2000));
     }
@@ -129,8 +139,10 @@ daemon_process::~daemon_process() {
     if (output_fd_ >= 0) {
         ::close(output_fd_);
     }
+    output_fd_ = -1;
     if (!config_path_.empty()) {
         ::unlink(config_path_.c_str());
+        config_path_.clear();
     }
 }
 

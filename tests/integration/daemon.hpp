@@ -70,6 +70,9 @@ public:
     std::string tail(std::size_t count = 40) const;
 
 private:
+    // Stops the daemon if it runs, joins the reader, closes the pipe and removes the config
+    // file. Idempotent.
+    void release();
     void read_output();  // background thread body
     void add_line(std::string line);
     // Non-blocking reap; true once the process is gone.
