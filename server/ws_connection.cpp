@@ -104,11 +104,11 @@ void ws_connection::on_poll(std::uint32_t events) {
         flush();
     }
     if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0 && phase_ != phase::closed) {
-        on_readable();
+        on_readable((events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0);
     }
 }
 
-void ws_connection::on_readable() {
+void ws_connection::on_readable(bool hung_up) {
     auto& buffer = worker_.receive_buffer();
     bool exhausted = true;  // the turn ended before the kernel said EAGAIN
     for (int turn = 0; turn < reads_per_turn && phase_ != phase::closed; ++turn) {
@@ -118,13 +118,23 @@ void ws_connection::on_readable() {
             last_rx_ms_ = worker_.now_ms();
             ping_outstanding_ = false;
             consume(buffer.data(), static_cast<std::size_t>(n));
-            if (static_cast<std::size_t>(n) < buffer.size()) {
-                exhausted = false;  // a short read: the kernel had no more (EAGAIN would follow)
+            // A short read: the kernel had no more bytes (EAGAIN would follow). But a FIN that
+            // came with the last bytes raises no edge of its own, so when the event said the
+            // peer hung up, read once more to see the end: otherwise a client that sends its
+            // last frames (a close answering ours, a say) and closes in one segment stays
+            // open until a timeout, holding its name, its slot of the per-address limit and
+            // its descriptor (3 s after a protocol error, up to the ping interval otherwise).
+            if (static_cast<std::size_t>(n) < buffer.size() && !hung_up) {
+                exhausted = false;
                 break;
             }
             continue;
         }
         if (n == 0) {
+            if (phase_ == phase::closing && close_queued_ && !write_waiting_) {
+                // The peer sends no more but may still read: our close frame goes out first.
+                flush();
+            }
             terminate(phase_ == phase::open ? "peer closed without close frame" : "closed");
             return;
         }
@@ -141,9 +151,9 @@ void ws_connection::on_readable() {
     if (phase_ != phase::closed && exhausted) {
         // Edge-triggered: no new event comes for bytes already waiting, so come back for them
         // once the other connections of this worker had their turn.
-        asio::post(worker_.io(), [self = connection_ptr(this)] {
+        asio::post(worker_.io(), [self = connection_ptr(this), hung_up] {
             if (self->phase_ != phase::closed) {
-                self->on_readable();
+                self->on_readable(hung_up);
             }
         });
     }

@@ -80,7 +80,8 @@ private:
     // poll_target
     void on_poll(std::uint32_t events) override;
 
-    void on_readable();
+    // hung_up: the readiness event reported that the peer closed its side (or an error).
+    void on_readable(bool hung_up);
     void consume(char* data, std::size_t size);
     void wait_writable();
     void queue_control(const protocol::shared_frame& frame);
