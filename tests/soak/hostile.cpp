@@ -16,6 +16,22 @@ namespace {
 // Hostile user names are unique over the run, so the registry sees names come and go.
 std::atomic<std::uint64_t> next_name{0};
 
+// A short name for an exception's message, to count it by: the HTTP status of a refused
+// upgrade, else the words before the first colon ("connect to port 4711 failed" loses its
+// number, since the tally keys must not vary from one round to the next).
+std::string exception_kind(std::string_view what) {
+    if (const std::size_t http = what.find("HTTP/1.1 "); http != std::string_view::npos) {
+        return std::string("exception http_").append(what.substr(http + 9, 3));
+    }
+    std::string kind = "exception ";
+    for (char c : what.substr(0, what.find(':'))) {
+        if (c < '0' || c > '9') {
+            kind.push_back(c);
+        }
+    }
+    return kind;
+}
+
 }  // namespace
 
 void hostile_round::count_close(std::string_view prefix, std::optional<std::uint16_t> code) {
@@ -101,7 +117,7 @@ void hostile_crowd::start() {
                         // A reset or refusal mid-round is part of the game; it is counted (and
                         // the first one kept) so a behaviour that only ever fails shows up in
                         // the report. The pause keeps a failing loop from spinning.
-                        round.count("exception");
+                        round.count(exception_kind(e.what()));
                         round.note_first(e.what());
                         std::this_thread::sleep_for(std::chrono::milliseconds(50));
                     }
