@@ -44,19 +44,21 @@ good_room::good_room(std::uint16_t port, std::size_t index, std::size_t members,
       say_interval_(say_interval),
       history_interval_(history_interval),
       history_limit_(history_limit),
+      member_count_(members),
       rng_(static_cast<std::mt19937::result_type>(index * 7919 + 17)),
       // A message frame of about 200 bytes, like a line of chat.
       padding_(80, '.') {
     members_.reserve(members);
-    for (std::size_t i = 0; i < members; ++i) {
-        std::string user = "good-" + std::to_string(index) + "-" + std::to_string(i);
-        members_.emplace_back(integration::ws_client(port_, {.source_address = source_address_}), std::move(user));
-        members_.back().next_n.assign(members, 1);
-    }
 }
 
 void good_room::connect() {
-    for (member& m : members_) {
+    for (std::size_t i = 0; i < member_count_; ++i) {
+        // Each TCP connection is made just before its upgrade: the daemon drops one that sends
+        // no request within its (short) handshake timeout.
+        std::string user = "good-" + std::to_string(index_) + "-" + std::to_string(i);
+        member& m = members_.emplace_back(integration::ws_client(port_, {.source_address = source_address_}),
+                                          std::move(user));
+        m.next_n.assign(member_count_, 1);
         m.client.upgrade();
         m.client.send_json({{"type", "login"}, {"user", m.user}, {"id", "login"}});
         const json welcome = reply_to(m.client, "login", m.user + " login");
@@ -312,7 +314,7 @@ std::int32_t good_room::sender_index(const std::string& user) const {
     const char* first = user.data() + prefix.size();
     const char* last = user.data() + user.size();
     auto [end, ec] = std::from_chars(first, last, i);
-    if (ec != std::errc{} || end != last || i >= members_.size()) {
+    if (ec != std::errc{} || end != last || i >= member_count_) {
         return room_ledger::hostile;
     }
     return static_cast<std::int32_t>(i);
@@ -331,7 +333,7 @@ void good_room::problem(const member& m, const std::string& what) {
 good_room_report good_room::report() const {
     good_room_report r;
     r.room = name_;
-    r.members = members_.size();
+    r.members = member_count_;
     r.members_left = static_cast<std::size_t>(
         std::count_if(members_.begin(), members_.end(), [](const member& m) { return !m.gone; }));
     r.says = says_;

@@ -53,7 +53,8 @@ public:
     const std::string& name() const { return name_; }
 
     // Connects, logs in and joins every member, on the caller's thread. Throws
-    // std::runtime_error on any failure. No member says anything yet.
+    // std::runtime_error on any failure. No member says anything yet; run() must follow soon,
+    // since members that do not answer the daemon's pings are closed at its idle timeout.
     void connect();
 
     // The room's thread: every member says something every say_interval (spread out, with
@@ -108,6 +109,7 @@ private:
     milliseconds say_interval_;
     milliseconds history_interval_;
     std::size_t history_limit_;
+    std::size_t member_count_;
     std::vector<member> members_;
     room_ledger ledger_;
     std::mt19937 rng_;

@@ -58,7 +58,8 @@ const frame_abuse frame_abuses[] = {
     {"reserved_close_code", 1002,
      [](ws_client& c, const hostile_round&) { c.send_frame(opcode::close, std::string("\x03\xED", 2)); }},  // 1005
     {"binary", 1003, [](ws_client& c, const hostile_round&) { c.send_frame(opcode::binary, "\x01\x02\x03"); }},
-    {"invalid_utf8", 1007, [](ws_client& c, const hostile_round&) { c.send_frame(opcode::text, "{\"x\":\"\xC3\x28\"}"); }},
+    {"invalid_utf8", 1007,
+     [](ws_client& c, const hostile_round&) { c.send_frame(opcode::text, "{\"x\":\"\xC3\x28\"}"); }},
     {"invalid_utf8_split", 1007,
      [](ws_client& c, const hostile_round&) {
          // E2 82 starts a three-byte sequence the next fragment breaks.
@@ -259,7 +260,10 @@ void reset_midway(hostile_round& r) {
     }
     case 2: {
         ws_client c = r.logged_in();
-        const std::string frame = c.encode_frame(opcode::text, "{\"type\":\"users\",\"pad\":\"" + std::string(200, 'p') + "\"}");
+        std::string request = "{\"type\":\"users\",\"pad\":\"";
+        request.append(200, 'p');
+        request.append("\"}");
+        const std::string frame = c.encode_frame(opcode::text, request);
         c.send_raw(std::string_view(frame).substr(0, frame.size() / 2));
         c.reset_socket();
         r.count("mid_frame");
@@ -277,7 +281,8 @@ void reset_midway(hostile_round& r) {
         ws_client c = r.logged_in();
         r.join_busy_room(c);
         for (int i = 0; i < 3; ++i) {
-            c.send_json({{"type", "history"}, {"room", r.env().busy_room}, {"limit", r.env().limits.history_max_limit}});
+            c.send_json(
+                {{"type", "history"}, {"room", r.env().busy_room}, {"limit", r.env().limits.history_max_limit}});
         }
         pause(milliseconds(2));
         c.reset_socket();

@@ -171,7 +171,8 @@ void soak_run::progress(const char* phase, clock::time_point start) {
     for (const auto& [key, n] : hostile_counts_.snapshot()) {
         hostile_events += n;
     }
-    std::printf("[%4lds] %-8s rss %6lu KiB (anon %6lu)  fds %5zu  deliveries %9lu  good-client problems %lu  hostile events %lu\n",
+    std::printf("[%4lds] %-8s rss %6lu KiB (anon %6lu)  fds %5zu  deliveries %9lu  good-client problems %lu  "
+                "hostile events %lu\n",
                 static_cast<long>(std::chrono::duration_cast<seconds>(clock::now() - start).count()), phase,
                 static_cast<unsigned long>(s ? s->rss_kb : 0), static_cast<unsigned long>(s ? s->anon_kb : 0),
                 s ? s->open_fds : 0,
@@ -228,20 +229,28 @@ int soak_run::run() {
     sampler_ = std::make_unique<sampler>(daemon_->pid());
     verdict v;
 
-    for (std::size_t i = 0; i < options_.rooms; ++i) {
-        // Each room's clients come from an address of their own (127.0.1.1, 127.0.1.2, ...).
-        // Each member reads the room's history every 20 s or so, as a client scrolling back does:
-        // the baseline then includes the replies of up to 200 messages that the hostile slow
-        // consumers also ask for.
-        rooms_.push_back(std::make_unique<good_room>(daemon_->port(), i, options_.members,
-                                                     "127.0.1." + std::to_string(i + 1), options_.say_interval,
-                                                     milliseconds(20000), limits_.history_max_limit));
-        rooms_.back()->connect();
-    }
     std::atomic<bool> chatting{true};
     std::vector<std::thread> room_threads;
-    for (auto& room : rooms_) {
-        room_threads.emplace_back([&room, &chatting] { room->run(chatting, milliseconds(30000)); });
+    try {
+        for (std::size_t i = 0; i < options_.rooms; ++i) {
+            // Each room's clients come from an address of their own (127.0.1.1, 127.0.1.2, ...).
+            // Each member reads the room's history every 20 s or so, as a client scrolling back
+            // does: the baseline then includes the replies of up to 200 messages that the hostile
+            // slow consumers also ask for.
+            rooms_.push_back(std::make_unique<good_room>(daemon_->port(), i, options_.members,
+                                                         "127.0.1." + std::to_string(i + 1), options_.say_interval,
+                                                         milliseconds(20000), limits_.history_max_limit));
+            rooms_.back()->connect();
+            // The room starts at once: its members answer pings while the next rooms connect.
+            room_threads.emplace_back(
+                [room = rooms_.back().get(), &chatting] { room->run(chatting, milliseconds(30000)); });
+        }
+    } catch (...) {
+        chatting = false;
+        for (auto& t : room_threads) {
+            t.join();
+        }
+        throw;
     }
     const auto start = clock::now();
 

@@ -53,8 +53,8 @@ std::optional<process_sample> sample_process(pid_t pid) {
         return std::nullopt;  // a zombie has no VmRSS line
     }
     std::error_code ec;
-    for (auto it = std::filesystem::directory_iterator(dir + "/fd", ec); !ec && it != std::filesystem::directory_iterator();
-         it.increment(ec)) {
+    const std::filesystem::directory_iterator end;
+    for (auto it = std::filesystem::directory_iterator(dir + "/fd", ec); !ec && it != end; it.increment(ec)) {
         ++s.open_fds;
     }
     if (ec) {

@@ -135,8 +135,9 @@ void check_settled(const metrics_snapshot& m, std::size_t good_clients, std::siz
     v.require(m.get("parley_connections") == good,
               "parley_connections = " + std::to_string(static_cast<long>(m.get("parley_connections"))) +
                   " (expected the " + std::to_string(good_clients) + " well-behaved clients)");
-    v.require(m.get("parley_users") == good, "parley_users = " + std::to_string(static_cast<long>(m.get("parley_users"))) +
-                                                 " (expected " + std::to_string(good_clients) + ")");
+    v.require(m.get("parley_users") == good,
+              "parley_users = " + std::to_string(static_cast<long>(m.get("parley_users"))) + " (expected " +
+                  std::to_string(good_clients) + ")");
     v.require(m.get("parley_rooms") == static_cast<double>(rooms),
               "parley_rooms = " + std::to_string(static_cast<long>(m.get("parley_rooms"))) + " (expected " +
                   std::to_string(rooms) + ")");
