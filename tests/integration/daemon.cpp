@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -170,14 +171,14 @@ void daemon_process::send_signal(int signal) {
 
 std::size_t daemon_process::line_count() const {
     std::lock_guard lock(mutex_);
-    return lines_.size();
+    return dropped_lines_ + lines_.size();
 }
 
 bool daemon_process::wait_for_line(const std::string& text, std::size_t from, std::chrono::milliseconds timeout) {
     std::unique_lock lock(mutex_);
     return changed_.wait_for(lock, timeout, [&] {
-        for (std::size_t i = from; i < lines_.size(); ++i) {
-            if (lines_[i].find(text) != std::string::npos) {
+        for (std::size_t i = std::max(from, dropped_lines_); i < dropped_lines_ + lines_.size(); ++i) {
+            if (lines_[i - dropped_lines_].find(text) != std::string::npos) {
                 return true;
             }
         }
@@ -310,12 +311,25 @@ void daemon_process::add_line(std::string line) {
         port_ = listening_port(line);
     }
     lines_.push_back(std::move(line));
+    if (keep_lines_ != 0 && lines_.size() > keep_lines_) {
+        lines_.pop_front();
+        ++dropped_lines_;
+    }
     changed_.notify_all();
 }
 
 std::vector<std::string> daemon_process::output() const {
     std::lock_guard lock(mutex_);
-    return lines_;
+    return {lines_.begin(), lines_.end()};
+}
+
+void daemon_process::keep_last_lines(std::size_t count) {
+    std::lock_guard lock(mutex_);
+    keep_lines_ = count;
+    while (keep_lines_ != 0 && lines_.size() > keep_lines_) {
+        lines_.pop_front();
+        ++dropped_lines_;
+    }
 }
 
 std::string daemon_process::tail(std::size_t count) const {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -64,8 +65,13 @@ public:
     bool wait_for_line(const std::string& text, std::size_t from,
                        std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
 
-    // Every line the daemon has written so far.
+    // Every line the daemon has written so far (the kept ones, see keep_last_lines).
     std::vector<std::string> output() const;
+
+    // From now on keeps only the newest `count` lines, for runs long enough that every line
+    // would be a lot of memory; line_count() still counts every line, and wait_for_line(),
+    // output() and tail() see the kept ones. Thread-safe.
+    void keep_last_lines(std::size_t count);
     // The last count lines, joined, for failure messages.
     std::string tail(std::size_t count = 40) const;
 
@@ -87,7 +93,9 @@ private:
 
     mutable std::mutex mutex_;
     std::condition_variable changed_;
-    std::vector<std::string> lines_;
+    std::deque<std::string> lines_;
+    std::size_t dropped_lines_ = 0;  // lines no longer kept, all before lines_
+    std::size_t keep_lines_ = 0;     // 0: keep every line
     bool output_closed_ = false;
     bool stop_reading_ = false;
     std::thread reader_;

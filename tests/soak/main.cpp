@@ -226,6 +226,8 @@ int soak_run::run() {
 
     daemon_ = std::make_unique<integration::daemon_process>(std::vector<std::string>{}, daemon_config(limits_));
     std::printf("parleyd pid %d on port %u\n", static_cast<int>(daemon_->pid()), daemon_->port());
+    // One line per WebSocket connection that ends: an hour's run would keep a million of them.
+    daemon_->keep_last_lines(10000);
     sampler_ = std::make_unique<sampler>(daemon_->pid());
     verdict v;
 
@@ -313,7 +315,8 @@ int soak_run::run() {
                                       static_cast<double>(baseline.rss_kb)
                                 : 0.0,
                 baseline.open_fds, peak_fds(hostile_samples), after.open_fds);
-    std::printf("daemon log: %zu lines (one per WebSocket connection that ended, among others)\n",
+    std::printf("daemon log: %zu lines (one per WebSocket connection that ended, among others; "
+                "the last 10,000 kept)\n",
                 daemon_->line_count());
     std::printf("\nhostile clients (behaviour outcome = count):\n");
     for (const auto& [key, n] : hostile_counts_.snapshot()) {
