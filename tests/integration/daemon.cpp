@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -110,22 +111,25 @@ daemon_process::daemon_process(std::vector<std::string> extra_args, std::string 
     }
     if (!ready) {
         const exit_status status = stop(std::chrono::milliseconds(2000));
-        std::runtime_error error("the daemon did not report \"listening on ADDR:PORT\" within 10 s (" +
-                                 status.describe() + "); its output:\n" + tail());
-        // No destructor runs for an object whose constructor throws: release what it would.
+        std::string message = "the daemon did not report \"listening on ADDR:PORT\" within 10 s (";
+        message.append(status.describe());
+        message.append("); its output:\n");
+        message.append(tail());
+        // No destructor runs for an object whose constructor throws: release here, or the
+        // reader thread's std::thread would end the process with std::terminate.
         release();
-        throw error;
+        throw std::runtime_error(message);
     }
 }
 
 daemon_process::~daemon_process() {
-    if (pid_ > 0 && !reaped_) {
-        stop(std::chrono::milliseconds(2000));
-    }
     release();
 }
 
 void daemon_process::release() {
+    if (pid_ > 0 && !reaped_) {
+        stop(std::chrono::milliseconds(2000));
+    }
     if (reader_.joinable()) {
         {
             std::lock_guard lock(mutex_);
@@ -139,6 +143,7 @@ void daemon_process::release() {
     output_fd_ = -1;
     if (!config_path_.empty()) {
         ::unlink(config_path_.c_str());
+        config_path_.clear();
     }
 }
 
@@ -166,14 +171,14 @@ void daemon_process::send_signal(int signal) {
 
 std::size_t daemon_process::line_count() const {
     std::lock_guard lock(mutex_);
-    return lines_.size();
+    return dropped_lines_ + lines_.size();
 }
 
 bool daemon_process::wait_for_line(const std::string& text, std::size_t from, std::chrono::milliseconds timeout) {
     std::unique_lock lock(mutex_);
     return changed_.wait_for(lock, timeout, [&] {
-        for (std::size_t i = from; i < lines_.size(); ++i) {
-            if (lines_[i].find(text) != std::string::npos) {
+        for (std::size_t i = std::max(from, dropped_lines_); i < dropped_lines_ + lines_.size(); ++i) {
+            if (lines_[i - dropped_lines_].find(text) != std::string::npos) {
                 return true;
             }
         }
@@ -306,12 +311,25 @@ void daemon_process::add_line(std::string line) {
         port_ = listening_port(line);
     }
     lines_.push_back(std::move(line));
+    if (keep_lines_ != 0 && lines_.size() > keep_lines_) {
+        lines_.pop_front();
+        ++dropped_lines_;
+    }
     changed_.notify_all();
 }
 
 std::vector<std::string> daemon_process::output() const {
     std::lock_guard lock(mutex_);
-    return lines_;
+    return {lines_.begin(), lines_.end()};
+}
+
+void daemon_process::keep_last_lines(std::size_t count) {
+    std::lock_guard lock(mutex_);
+    keep_lines_ = count;
+    while (keep_lines_ != 0 && lines_.size() > keep_lines_) {
+        lines_.pop_front();
+        ++dropped_lines_;
+    }
 }
 
 std::string daemon_process::tail(std::size_t count) const {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -64,15 +65,21 @@ public:
     bool wait_for_line(const std::string& text, std::size_t from,
                        std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
 
-    // Every line the daemon has written so far.
+    // Every line the daemon has written so far (the kept ones, see keep_last_lines).
     std::vector<std::string> output() const;
+
+    // From now on keeps only the newest `count` lines, for runs long enough that every line
+    // would be a lot of memory; line_count() still counts every line, and wait_for_line(),
+    // output() and tail() see the kept ones. Thread-safe.
+    void keep_last_lines(std::size_t count);
     // The last count lines, joined, for failure messages.
     std::string tail(std::size_t count = 40) const;
 
 private:
-    void read_output();  // background thread body
-    // Joins the reader and removes the pipe and the config file (the process is gone).
+    // Stops the daemon if it runs, joins the reader, closes the pipe and removes the config
+    // file. Idempotent.
     void release();
+    void read_output();  // background thread body
     void add_line(std::string line);
     // Non-blocking reap; true once the process is gone.
     bool try_reap();
@@ -86,7 +93,9 @@ private:
 
     mutable std::mutex mutex_;
     std::condition_variable changed_;
-    std::vector<std::string> lines_;
+    std::deque<std::string> lines_;
+    std::size_t dropped_lines_ = 0;  // lines no longer kept, all before lines_
+    std::size_t keep_lines_ = 0;     // 0: keep every line
     bool output_closed_ = false;
     bool stop_reading_ = false;
     std::thread reader_;

@@ -79,6 +79,23 @@ ws_client::ws_client(std::uint16_t port, client_options options)
     }
     const int one = 1;
     ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (!options.source_address.empty()) {
+        sockaddr_in local{};
+        local.sin_family = AF_INET;
+        if (::inet_pton(AF_INET, options.source_address.c_str(), &local.sin_addr) != 1) {
+            ::close(fd_);
+            throw std::runtime_error("bad source address " + options.source_address);
+        }
+        // The port is chosen at connect(), per destination, instead of at bind(), where each
+        // bound socket would hold a local port of its own: clients that connect often would
+        // otherwise run out of ports.
+        ::setsockopt(fd_, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+        if (::bind(fd_, reinterpret_cast<const sockaddr*>(&local), sizeof local) != 0) {
+            const auto error = system_error("bind " + options.source_address);
+            ::close(fd_);
+            throw error;
+        }
+    }
 
     sockaddr_in address{};
     address.sin_family = AF_INET;
@@ -213,6 +230,14 @@ void ws_client::close_socket() {
     if (fd_ >= 0) {
         ::close(fd_);
         fd_ = -1;
+    }
+}
+
+void ws_client::reset_socket() {
+    if (fd_ >= 0) {
+        const linger abort{1, 0};
+        ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
+        close_socket();
     }
 }
 

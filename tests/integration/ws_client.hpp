@@ -64,6 +64,10 @@ struct client_options {
     std::string tls_trust_file{};
     // With TLS: the newest protocol version offered (OpenSSL's TLS1_2_VERSION...); 0: the newest.
     int tls_max_version = 0;
+    // Local IPv4 address to connect from, e.g. "127.0.0.2" (on Linux every 127.x.y.z is a
+    // loopback address), so the daemon sees a client address of its own (per-address limits);
+    // empty: the system's choice (127.0.0.1).
+    std::string source_address{};
 };
 
 // A blocking WebSocket client over a plain TCP socket, or over TLS (client_options), for tests.
@@ -138,6 +142,10 @@ public:
 
     // Closes the socket without a close frame: an abrupt disconnect.
     void close_socket();
+
+    // Closes the socket with SO_LINGER 0: the kernel discards unsent bytes and sends a TCP
+    // reset instead of a FIN (a client that crashes or is killed mid-conversation).
+    void reset_socket();
 
     bool eof() const { return eof_; }
     // The code of the server's close frame, once one was received.
