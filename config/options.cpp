@@ -189,6 +189,7 @@ std::string check_user_name(std::string_view text) {
 }
 
 constexpr std::array<std::string_view, 2> auth_modes = {"none", "token"};
+constexpr std::array<std::string_view, 2> history_stores = {"sqlite", "memory"};
 constexpr std::array<std::string_view, 6> log_levels = {"trace", "debug", "info", "warn", "error", "off"};
 constexpr std::array<std::string_view, 2> log_formats = {"text", "json"};
 
@@ -354,6 +355,34 @@ const std::vector<option>& table() {
                     "its members and users whose token names it. Other rooms exist while they have members.",
             .reloadable = true}),
 
+        // ---- [history] ----
+        field<&settings::history_store>({.section = "history", .key = "store",
+            .help = "Where room history lives. sqlite: in the file at path, so rooms keep their messages and "
+                    "their seq across restarts (written in batches by a thread of its own). memory: only in "
+                    "memory (rooms.history_per_room per room), lost at restart.",
+            .flag = "--history-store", .value_name = "STORE", .allowed = history_stores}),
+        field<&settings::history_path>({.section = "history", .key = "path",
+            .help = "The SQLite database file (made when missing, with its -wal and -shm files beside it, so "
+                    "the directory must be writable). The systemd unit's state directory holds it.",
+            .flag = "--history-path", .value_name = "FILE"}),
+        field<&settings::history_flush_interval_ms>({.section = "history", .key = "flush_interval_ms",
+            .unit = "milliseconds",
+            .help = "Accepted messages are written at least this often (sooner when batch_size wait). A crash "
+                    "(kill -9, not SIGTERM) loses at most the messages of the last interval.",
+            .min = 1, .max = 60000}),
+        field<&settings::history_batch_size>({.section = "history", .key = "batch_size", .unit = "messages",
+            .help = "When this many messages wait, they are written at once without waiting for the interval.",
+            .min = 1, .max = 1'000'000}),
+        field<&settings::history_retain_messages>({.section = "history", .key = "retain_messages",
+            .unit = "messages",
+            .help = "Messages kept per room in the file; older ones are deleted as new ones come. 0: no limit. "
+                    "The newest rooms.history_per_room of them are also kept in memory.",
+            .min = 0, .max = 1'000'000'000}),
+        field<&settings::history_retain_days>({.section = "history", .key = "retain_days", .unit = "days",
+            .help = "Messages older than this are deleted (from the file and memory, with either store), "
+                    "checked about every hundredth of the period. 0: kept however old.",
+            .min = 0, .max = 100000}),
+
         // ---- [auth] ----
         field<&settings::auth_mode>({.section = "auth", .key = "mode",
             .help = "How a login proves its name. none: any free name is taken as given, and one name is one "
@@ -403,8 +432,8 @@ const std::vector<option>& table() {
     return options_table;
 }
 
-constexpr std::array<std::string_view, 8> section_names = {"server", "tls", "limits", "rooms",
-                                                           "auth",   "admin", "log",  "metrics"};
+constexpr std::array<std::string_view, 9> section_names = {"server", "tls",   "limits", "rooms",  "history",
+                                                           "auth",   "admin", "log",    "metrics"};
 
 std::string bound_text(const option& o, double v) {
     return o.type == value_type::whole ? std::to_string(static_cast<long long>(v)) : number_text(v);

@@ -37,6 +37,9 @@ std::vector<std::string> problems(const settings& s) {
         out.push_back("rooms.joined_history (" + std::to_string(s.joined_history) +
                       ") must not exceed rooms.history_per_room (" + std::to_string(s.history_per_room) + ")");
     }
+    if (s.history_store == "sqlite" && s.history_path.empty()) {
+        out.push_back("history.path must name a file when history.store is \"sqlite\"");
+    }
     if (s.history_default_limit > s.history_max_limit) {
         out.push_back("rooms.history_default_limit (" + std::to_string(s.history_default_limit) +
                       ") must not exceed rooms.history_max_limit (" + std::to_string(s.history_max_limit) + ")");
@@ -80,6 +83,7 @@ std::vector<std::string> problems(const settings& s) {
         out.push_back("server.allowed_origins must not contain an empty entry");
     }
     check_allowed("auth.mode", s.auth_mode, out);
+    check_allowed("history.store", s.history_store, out);
     check_allowed("log.level", s.log_level, out);
     check_allowed("log.format", s.log_format, out);
     return out;

@@ -61,12 +61,20 @@ struct settings {
     // [rooms]
     std::size_t max_room_members = 100000;
     std::size_t presence_max_members = 1000;  // above this size, join/leave presence is not sent
-    std::size_t history_per_room = 1000;   // messages kept per room (memory store)
+    std::size_t history_per_room = 1000;   // messages kept per room in memory
     std::size_t joined_history = 50;       // messages sent in `joined`
     std::size_t history_default_limit = 50;
     std::size_t history_max_limit = 500;
     std::uint32_t typing_interval_ms = 1000;  // at most one typing per user per room per interval
     std::vector<permanent_room> permanent_rooms;
+
+    // [history]
+    std::string history_store = "sqlite";  // sqlite (a file, survives restarts) or memory
+    std::string history_path = "/var/lib/parley/history.db";  // the SQLite file
+    std::uint32_t history_flush_interval_ms = 50;  // longest a message waits to be written
+    std::size_t history_batch_size = 1000;         // messages written at once when this many wait
+    std::size_t history_retain_messages = 100000;  // per room in the file; 0: no limit
+    double history_retain_days = 0;                // older messages are deleted; 0: kept
 
     // [auth]
     std::string auth_mode = "none";         // none: any free name; token: a signed token names the user

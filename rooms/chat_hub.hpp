@@ -33,6 +33,7 @@ public:
 
     registry::user_registry& users() { return users_; }
     room_directory& rooms() { return rooms_; }
+    history_store& history() { return *store_; }
     worker_context& worker(std::uint32_t index) { return *workers_.at(index); }
     std::size_t worker_count() const { return workers_.size(); }
     const std::vector<worker_context*>& workers() const { return workers_; }

@@ -359,8 +359,27 @@ void chat_session::on_history(request& req) {
         fail(error_code::bad_request, "limit must be 1-" + std::to_string(s.history_max_limit), req.id);
         return;
     }
-    auto messages = m->joined->history(req.before, req.after, static_cast<std::size_t>(limit));
-    send(protocol::encode_history(m->joined->name(), messages, req.id));
+    history_answer answer = m->joined->history(req.before, req.after, static_cast<std::size_t>(limit));
+    if (!answer.stored) {
+        send(protocol::encode_history(m->joined->name(), join_answer({}, answer), req.id));
+        return;
+    }
+    // Older than memory holds: the store reads it on its own thread, so this worker's other
+    // rooms are not kept waiting, and the reply is posted back here. The session may be gone
+    // by then; its id is looked up again.
+    worker_context& owner = worker_;
+    std::uint32_t session_id = handle_.session;
+    std::shared_ptr<room> target = m->joined;
+    worker_.hub().history().complete(
+        target->log(), std::move(answer),
+        [&owner, session_id, target, re = req.id](std::vector<protocol::shared_frame> messages) {
+            auto reply = protocol::encode_history(target->name(), messages, re);
+            owner.executor().post([&owner, session_id, reply = std::move(reply)] {
+                if (chat_session* asker = owner.find_session(session_id)) {
+                    asker->output().send(reply);
+                }
+            });
+        });
 }
 
 void chat_session::on_typing(request& req) {

@@ -2,43 +2,151 @@
 
 #include "protocol/shared_frame.hpp"
 
+#include <atomic>
 #include <cstdint>
+#include <deque>
+#include <functional>
+#include <limits>
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
 namespace parley::rooms {
 
-// One room's message log: seq numbering and the retained messages (complete `message` frames).
-// Thread: not synchronized; the owning room calls it under its own lock.
+// Part of a history answer that lives only in storage (older than what memory holds): the
+// messages with after < seq < below, the newest `limit` of them when newest_first, else the
+// oldest. Expired messages (older than the age limit) are not returned.
+struct stored_read {
+    std::int64_t after = 0;
+    std::int64_t below = 0;
+    std::size_t limit = 0;
+    bool newest_first = false;
+};
+
+// The answer to a `history` request as far as memory can give it. When `stored` is set, the
+// stored messages come first (they are older), then `messages`, and of the whole only the first
+// `limit` are the answer (history_store::complete does that).
+struct history_answer {
+    std::vector<protocol::shared_frame> messages;  // oldest first
+    std::optional<stored_read> stored;
+    std::size_t limit = 0;
+};
+
+// One room's message log: seq numbering and, in memory, the newest messages (complete `message`
+// frames), which serve `joined` replies and most `history` requests without touching storage.
+//
+// Seqs grow by one per message; they may jump (never go back) when a durable store restarts
+// after a crash, so nothing here assumes they are contiguous.
+// Thread: not synchronized; the owning room calls it under its own lock. The store's threads
+// touch only the atomics.
 class room_log {
 public:
+    // memory_limit: messages kept in memory; max_age_ms: older messages are dropped (0: no limit).
+    room_log(std::int64_t epoch, std::int64_t last_seq, std::size_t memory_limit, std::int64_t max_age_ms);
     virtual ~room_log() = default;
+    room_log(const room_log&) = delete;
+    room_log& operator=(const room_log&) = delete;
+
     // Identifies this log's history: a client's `after` from another epoch cannot be recovered.
-    virtual std::int64_t epoch() const = 0;
-    virtual std::int64_t last_seq() const = 0;
-    // Lowest seq still retained (last_seq() + 1 when empty).
-    virtual std::int64_t first_retained_seq() const = 0;
-    // Records the message with seq == last_seq() + 1.
-    virtual void append(std::int64_t seq, const protocol::shared_frame& message) = 0;
-    // Oldest first: the newest `limit` messages with seq < before.
-    virtual std::vector<protocol::shared_frame> before(std::int64_t before, std::size_t limit) const = 0;
-    // Oldest first: the oldest `limit` messages with seq > after.
-    virtual std::vector<protocol::shared_frame> after(std::int64_t after, std::size_t limit) const = 0;
+    std::int64_t epoch() const { return epoch_; }
+    std::int64_t last_seq() const { return last_seq_; }
+    // Lowest seq still retained, in memory or in storage (last_seq() + 1 when there is none).
+    std::int64_t first_retained_seq() const;
+
+    // Records a message: seq > last_seq(), ts its time (unix ms), message its complete frame.
+    void append(std::int64_t seq, std::int64_t ts, const protocol::shared_frame& message);
+
+    // From memory, oldest first: the newest `limit` messages with seq < before.
+    std::vector<protocol::shared_frame> before(std::int64_t before, std::size_t limit) const;
+    // From memory, oldest first: the oldest `limit` messages with seq > after.
+    std::vector<protocol::shared_frame> after(std::int64_t after, std::size_t limit) const;
+
+    // True when every retained message with seq > after is in memory and there are at most
+    // limit of them: what a reconnecting client's `joined` can report as recovered.
+    bool recovers(std::int64_t after, std::size_t limit) const;
+
+    // A history request (protocol v1): `after` wins over `before`; neither means the newest.
+    history_answer query(std::optional<std::int64_t> before, std::optional<std::int64_t> after,
+                         std::size_t limit) const;
+
+    std::size_t memory_size() const { return entries_.size(); }
+
+protected:
+    // The store learns of each message here (under the room's lock). The memory store does
+    // nothing; a durable store queues it for writing.
+    virtual void stored(std::int64_t seq, std::int64_t ts, const protocol::shared_frame& message) = 0;
+
+    // Loads messages read back from storage, oldest first, before any append.
+    void preload(std::int64_t seq, std::int64_t ts, protocol::shared_frame message);
+
+    // Messages with seq <= durable_seq_ are safe in storage and may leave memory; newer ones stay
+    // however many there are, so storage plus memory always hold everything retained.
+    std::atomic<std::int64_t> durable_seq_{std::numeric_limits<std::int64_t>::max()};
+    // Lowest seq in storage, or max() when storage holds nothing older than memory.
+    std::atomic<std::int64_t> stored_first_{std::numeric_limits<std::int64_t>::max()};
+
+private:
+    struct entry {
+        std::int64_t seq;
+        std::int64_t ts;
+        protocol::shared_frame frame;
+    };
+    using iterator = std::deque<entry>::const_iterator;
+
+    // First entry not expired by age, and first entry with seq > after (or >= below).
+    iterator live_begin() const;
+    iterator first_after(std::int64_t after) const;
+    // Seq of the oldest message in memory that is not expired (last_seq_ + 1 when none).
+    std::int64_t memory_first_seq() const;
+    void drop_oldest();
+
+    const std::int64_t epoch_;
+    const std::size_t memory_limit_;
+    const std::int64_t max_age_ms_;
+    std::int64_t last_seq_;
+    std::deque<entry> entries_;
+};
+
+// How the store's writing goes (all zero for the memory store).
+struct history_stats {
+    std::uint64_t written = 0;   // messages written to storage since start
+    std::uint64_t failures = 0;  // failed batch writes (their messages were kept and retried)
+    std::size_t backlog = 0;     // messages accepted and not yet written
 };
 
 // Where room logs live. Logs outlive the rooms that use them: a room that empties and is made
-// again continues its seq. Later stores (SQLite, Redis) implement the same seam.
-// Thread: open() may be called from any thread.
+// again continues its seq.
+// Thread: every method may be called from any thread.
 class history_store {
 public:
     virtual ~history_store() = default;
-    // The log of a room, made on first use. The pointer stays valid for the store's lifetime.
+    // The log of a room, made (or read back from storage) on first use. The pointer stays valid
+    // for the store's lifetime.
     virtual room_log* open(std::string_view room) = 0;
+
+    // Finishes an answer whose `stored` part is set: reads it off the calling thread and calls
+    // done, on a thread of the store, with the whole answer (oldest first). An answer without a
+    // stored part calls done at once.
+    virtual void complete(room_log& log, history_answer answer,
+                          std::function<void(std::vector<protocol::shared_frame>)> done);
+
+    // Stops calling `done`: reads still queued are dropped. Called before the threads that the
+    // callbacks post to go away; messages keep being written.
+    virtual void stop_reads() {}
+
+    virtual history_stats stats() const { return {}; }
 };
 
-// Keeps each room's newest `per_room` messages in memory; epoch is fixed per store instance
-// (the daemon's start), so a restart tells clients their `after` cannot be recovered.
-std::unique_ptr<history_store> make_memory_history_store(std::size_t per_room, std::int64_t epoch);
+// Keeps each room's newest `per_room` messages (and none older than max_age_ms, 0: no limit) in
+// memory; epoch is fixed per store instance (the daemon's start), so a restart tells clients
+// their `after` cannot be recovered.
+std::unique_ptr<history_store> make_memory_history_store(std::size_t per_room, std::int64_t epoch,
+                                                         std::int64_t max_age_ms = 0);
+
+// The whole answer: the messages read from storage (oldest first), then memory's, of which the
+// first `answer.limit` are kept.
+std::vector<protocol::shared_frame> join_answer(std::vector<protocol::shared_frame> stored, history_answer& answer);
 
 }  // namespace parley::rooms

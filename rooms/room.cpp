@@ -75,12 +75,10 @@ void room::fill_reply_locked(const join_request& request, join_result& result) c
     }
     bool same_epoch = !request.epoch || *request.epoch == log_.epoch();
     if (request.after && same_epoch) {
-        // Complete when nothing after `after` was dropped by retention and all of it fits.
-        std::int64_t available = log_.last_seq() - *request.after;
+        // From memory: complete when nothing after `after` was dropped by retention or left
+        // memory for storage, and all of it fits. Otherwise the client pages with `history`.
         result.history = log_.after(*request.after, request.recover_limit);
-        // Compared without `after + 1`: a client may send any non-negative after, even INT64_MAX.
-        result.recovered = *request.after >= log_.first_retained_seq() - 1 &&
-                           available <= static_cast<std::int64_t>(request.recover_limit);
+        result.recovered = log_.recovers(*request.after, request.recover_limit);
         return;
     }
     result.history = log_.before(log_.last_seq() + 1, request.recent);
@@ -136,7 +134,7 @@ std::int64_t room::say(std::string_view from, std::string_view text, std::int64_
     std::lock_guard lock(mutex_);
     std::int64_t seq = log_.last_seq() + 1;
     shared_frame frame = protocol::encode_message(name_, from, text, seq, ts);
-    log_.append(seq, frame);
+    log_.append(seq, ts, frame);
     if (ack_to != nullptr) {
         ack_to->send(protocol::encode_ack(ack_id, name_, seq));
     }
@@ -154,13 +152,10 @@ void room::typing(std::string_view user, registry::session_handle who) {
     broadcast_locked(protocol::encode_typing(name_, user), who);
 }
 
-std::vector<shared_frame> room::history(std::optional<std::int64_t> before, std::optional<std::int64_t> after,
-                                        std::size_t limit) const {
+history_answer room::history(std::optional<std::int64_t> before, std::optional<std::int64_t> after,
+                             std::size_t limit) const {
     std::lock_guard lock(mutex_);
-    if (after) {
-        return log_.after(*after, limit);
-    }
-    return log_.before(before ? *before : log_.last_seq() + 1, limit);
+    return log_.query(before, after, limit);
 }
 
 void room::broadcast_locked(const shared_frame& frame, registry::session_handle except, std::int64_t seq) {

@@ -87,9 +87,11 @@ public:
     // Relays a typing notice to the other members (not stored, no seq).
     void typing(std::string_view user, registry::session_handle who);
 
-    // History query (oldest first): before/after as in protocol v1, else the newest.
-    std::vector<protocol::shared_frame> history(std::optional<std::int64_t> before, std::optional<std::int64_t> after,
-                                                std::size_t limit) const;
+    // History query (oldest first): before/after as in protocol v1, else the newest. What memory
+    // does not hold is left in the answer's `stored` part, for history_store::complete.
+    history_answer history(std::optional<std::int64_t> before, std::optional<std::int64_t> after,
+                           std::size_t limit) const;
+    room_log& log() const { return log_; }
 
 private:
     // Requires mutex_. Fills epoch, members, history and recovered of a `joined` reply.

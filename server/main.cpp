@@ -1,6 +1,7 @@
 // parleyd: the parley chat server daemon.
 
 #include "config/loader.hpp"
+#include "server/history_setup.hpp"
 #include "server/logging.hpp"
 #include "server/options.hpp"
 #include "server/server.hpp"
@@ -96,9 +97,17 @@ int main(int argc, char** argv) {
         }
     }
 
+    std::unique_ptr<parley::rooms::history_store> history;
+    try {
+        history = parley::server::open_history(settings);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "parleyd: not starting: history: %s\n", e.what());
+        return 1;
+    }
+
     std::unique_ptr<parley::server::server> daemon;
     try {
-        daemon = std::make_unique<parley::server::server>(settings, cli.source, tls);
+        daemon = std::make_unique<parley::server::server>(settings, cli.source, tls, std::move(history));
     } catch (const boost::system::system_error& e) {
         // The code's message alone ("Address already in use"): what() also names library internals.
         std::fprintf(stderr, "parleyd: cannot listen on %s:%u: %s\n", settings.bind.c_str(),
@@ -113,6 +122,11 @@ int main(int argc, char** argv) {
     spdlog::info("parleyd {} listening on {}:{} threads={} ws_path={} tls={} config={}", PARLEY_VERSION,
                  endpoint.address().to_string(), endpoint.port(), daemon->thread_count(), settings.ws_path,
                  tls ? "on" : "off", origin);
+    if (settings.history_store == "sqlite") {
+        spdlog::info("history in {} (written every {} ms)", settings.history_path, settings.history_flush_interval_ms);
+    } else {
+        spdlog::info("history in memory only: lost at restart");
+    }
     if (tls) {
         spdlog::info("TLS certificate {} ({})", settings.tls_cert_file, tls->description());
     }

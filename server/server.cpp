@@ -21,7 +21,7 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 server::server(const config::settings& settings, config::config_source source,
-               std::shared_ptr<const tls_context> tls)
+               std::shared_ptr<const tls_context> tls, std::unique_ptr<rooms::history_store> history)
     : settings_(settings),
       source_(std::move(source)),
       tls_(std::move(tls)),
@@ -35,8 +35,10 @@ server::server(const config::settings& settings, config::config_source source,
         workers_.push_back(std::make_unique<worker>(i));
         contexts.push_back(&workers_.back()->chat());
     }
-    hub_ = std::make_unique<rooms::chat_hub>(
-        settings_, rooms::make_memory_history_store(settings_.history_per_room, rooms::unix_millis()), contexts);
+    if (!history) {
+        history = rooms::make_memory_history_store(settings_.history_per_room, rooms::unix_millis());
+    }
+    hub_ = std::make_unique<rooms::chat_hub>(settings_, std::move(history), contexts);
 
     boost::system::error_code ec;
     auto address = asio::ip::make_address(settings_.bind, ec);
@@ -54,6 +56,9 @@ server::~server() {
     for (auto& w : workers_) {
         w->join();
     }
+    // History reads finishing now would post replies to loops about to go; messages already
+    // accepted are still written when the hub (and with it the store) goes, below.
+    hub_->history().stop_reads();
     // Pending handlers may still hold connections whose teardown touches the hub: destroy them
     // while the hub exists.
     for (auto& w : workers_) {

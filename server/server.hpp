@@ -2,6 +2,7 @@
 
 #include "config/loader.hpp"
 #include "config/settings.hpp"
+#include "rooms/history_store.hpp"
 #include "server/connection_limiter.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -31,8 +32,9 @@ class worker;
 // that cannot read them keeps the old one and logs why.
 class server {
 public:
+    // history: where room messages live (open_history); null: memory, sized by the settings.
     server(const config::settings& settings, config::config_source source,
-           std::shared_ptr<const tls_context> tls = nullptr);
+           std::shared_ptr<const tls_context> tls = nullptr, std::unique_ptr<rooms::history_store> history = nullptr);
     ~server();
 
     boost::asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }

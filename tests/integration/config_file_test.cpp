@@ -2,6 +2,7 @@
 // file at start report FILE:LINE: KEY, the sample file runs as it is, and the settings that
 // only the file (or --set) reaches behave as documented.
 #include "http_response.hpp"
+#include "temp_dir.hpp"
 #include "test_support.hpp"
 #include "tls_support.hpp"
 
@@ -248,6 +249,14 @@ protected:
         text << in.rdbuf();
         return text.str();
     }
+    // The sample's history file is the system one; this test's goes to a directory of its own.
+    std::vector<std::string> daemon_args() const override {
+        auto args = parley_test::daemon_args();
+        args.push_back("--history-path");
+        args.push_back(history_dir_.file("history.db"));
+        return args;
+    }
+    temp_dir history_dir_;
 };
 
 TEST_F(SampleConfigTest, DaemonRunsOnTheSampleFileUnchanged) {

@@ -27,6 +27,24 @@ using clock = std::chrono::steady_clock;
 
 constexpr auto start_timeout = std::chrono::seconds(10);
 
+// True when the test picks the history store or its file itself: by flag, by --set, or in a
+// [history] table of its config.
+bool chooses_history_store(const std::vector<std::string>& args, const std::string& config) {
+    for (const std::string& arg : args) {
+        if (arg == "--history-path" || arg == "--history-store" || arg.rfind("history.path=", 0) == 0 ||
+            arg.rfind("history.store=", 0) == 0) {
+            return true;
+        }
+    }
+    auto table = config.find("[history]");
+    if (table == std::string::npos) {
+        return false;
+    }
+    auto end = config.find("\n[", table + 1);
+    std::string body = config.substr(table, end == std::string::npos ? std::string::npos : end - table);
+    return body.find("\npath") != std::string::npos || body.find("\nstore") != std::string::npos;
+}
+
 }  // namespace
 
 std::string exit_status::describe() const {
@@ -56,6 +74,11 @@ daemon_process::daemon_process(std::vector<std::string> extra_args, std::string 
     std::vector<std::string> args = {PARLEYD_PATH, "--config", config_path_, "--bind", "127.0.0.1",
                                      "--port",     "0",        "--threads",  "2"};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
+    if (!chooses_history_store(extra_args, config_text)) {
+        history_dir_ = std::make_unique<temp_dir>();
+        args.push_back("--history-path");
+        args.push_back(history_dir_->file("history.db"));
+    }
     // Everything the child needs is prepared before fork: between fork and exec only
     // async-signal-safe calls are allowed (this process has threads).
     std::vector<char*> argv;
@@ -145,6 +168,7 @@ void daemon_process::release() {
         ::unlink(config_path_.c_str());
         config_path_.clear();
     }
+    history_dir_.reset();
 }
 
 void daemon_process::write_config(const std::string& text) {

@@ -2,9 +2,12 @@
 
 #include <sys/types.h>
 
+#include "temp_dir.hpp"
+
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -26,7 +29,10 @@ struct exit_status {
 //
 // The constructor writes config_text to a fresh temporary file and starts the daemon with
 // "--config FILE --bind 127.0.0.1 --port 0 --threads 2" plus extra_args (so a config file
-// installed on the machine never leaks into a test), its stdout and stderr on one pipe, and waits up to 10 s for the line "listening on ADDR:PORT".
+// installed on the machine never leaks into a test). Unless the test picks the history store or
+// file itself (--history-store, --history-path, --set history.store=/path=, or store or path in
+// a [history] table), history goes to an SQLite file in a fresh temporary directory, removed
+// with the daemon; its stdout and stderr on one pipe, and waits up to 10 s for the line "listening on ADDR:PORT".
 // A background thread keeps reading the pipe (so the daemon never blocks on logging) and keeps
 // every line for diagnostics. Throws std::runtime_error, with the output so far, when the daemon
 // exits or stays silent instead.
@@ -85,6 +91,7 @@ private:
     bool try_reap();
 
     std::string config_path_;
+    std::unique_ptr<temp_dir> history_dir_;
     pid_t pid_ = -1;
     int output_fd_ = -1;
     std::uint16_t port_ = 0;

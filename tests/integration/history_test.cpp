@@ -107,11 +107,12 @@ TEST_F(HistoryTest, JoinedCarriesTheLastFifty) {
     EXPECT_EQ(seqs_of(joined["history"], "h"), range(11, 60));
 }
 
+// The memory store: history_per_room is all there is.
 class RetentionTest : public parley_test {
 protected:
     std::vector<std::string> daemon_args() const override {
         auto args = relaxed_rate_args();
-        args.insert(args.end(), {"--history", "50"});
+        args.insert(args.end(), {"--history-store", "memory", "--history", "50"});
         return args;
     }
 };
@@ -130,6 +131,41 @@ TEST_F(RetentionTest, OnlyTheKeptMessagesAreServed) {
     const json joined = join_room(bob, "h", {{"after", 5}, {"epoch", first["epoch"]}});
     EXPECT_EQ(joined["recovered"], false) << joined;
     EXPECT_EQ(seqs_of(joined["history"], "h"), range(21, 70));
+}
+
+// The SQLite store: the file keeps retain_messages per room, memory the newest history_per_room
+// of them. Retention follows each write, so it shows once the batch is written.
+class FileRetentionTest : public parley_test {
+protected:
+    std::vector<std::string> daemon_args() const override {
+        auto args = relaxed_rate_args();
+        args.insert(args.end(), {"--history", "20", "--set", "rooms.joined_history=20", "--set",
+                                 "history.retain_messages=50"});
+        return args;
+    }
+};
+
+TEST_F(FileRetentionTest, OnlyTheKeptMessagesAreServed) {
+    ws_client alice = login("alice");
+    const json first = join_room(alice, "h");
+    fill_room(alice, "h", 70);
+    std::vector<int> newest;
+    for (int i = 0; i < 100 && newest != range(21, 70); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        newest = seqs_of(call(alice, {{"type", "history"}, {"room", "h"}, {"limit", 500}, {"id", 1}})["messages"], "h");
+    }
+    EXPECT_EQ(newest, range(21, 70));
+    EXPECT_EQ(seqs_of(call(alice, {{"type", "history"}, {"room", "h"}, {"before", 25}, {"id", 2}})["messages"], "h"),
+              range(21, 24))
+        << "from the file: memory holds 51..70";
+    EXPECT_EQ(seqs_of(call(alice, {{"type", "history"}, {"room", "h"}, {"after", 3}, {"limit", 5}, {"id", 3}})["messages"],
+                      "h"),
+              range(21, 25));
+
+    ws_client bob = login("bob");
+    const json joined = join_room(bob, "h", {{"after", 5}, {"epoch", first["epoch"]}});
+    EXPECT_EQ(joined["recovered"], false) << joined;
+    EXPECT_EQ(seqs_of(joined["history"], "h"), range(51, 70)) << "what memory holds; the rest by paging";
 }
 
 }  // namespace

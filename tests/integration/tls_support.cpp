@@ -42,21 +42,6 @@ void write_pem(const std::string& path, const std::function<int(FILE*)>& write) 
 
 }  // namespace
 
-temp_dir::temp_dir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "parley-tls-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-        throw std::runtime_error("mkdtemp failed");
-    }
-    path_ = pattern;
-}
-
-temp_dir::~temp_dir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-}
-
-std::string temp_dir::file(const std::string& name) const { return (std::filesystem::path(path_) / name).string(); }
-
 void write_self_signed(const std::string& common_name, const std::string& cert_path, const std::string& key_path) {
     key_ptr key(EVP_EC_gen("P-256"));
     check(key != nullptr, "EC key generation");

@@ -53,6 +53,8 @@ TEST(plan_reload, reloadability_follows_the_table) {
         bool expected = !(o.name() == "server.bind" || o.name() == "server.port" || o.name() == "server.threads" ||
                           o.name() == "server.ws_path" || o.name() == "rooms.history_per_room" ||
                           o.name() == "log.format" || o.name() == "log.file" ||
+                          // The store, its file and its thread are set up once, at start.
+                          o.section == "history" ||
                           // The files are read again on every reload; a different path needs a restart.
                           o.name() == "tls.cert_file" || o.name() == "tls.key_file");
         EXPECT_EQ(o.reloadable, expected) << o.name();
@@ -96,6 +98,13 @@ history_max_limit = 6
 typing_interval_ms = 0
 [[rooms.permanent]]
 name = "r"
+[history]
+store = "memory"
+path = "/tmp/h.db"
+flush_interval_ms = 7
+batch_size = 9
+retain_messages = 11
+retain_days = 0.5
 [auth]
 mode = "token"
 token_secret = "0123456789abcdef0123456789abcdef"

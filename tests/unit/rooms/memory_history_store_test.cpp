@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -16,7 +17,7 @@ namespace {
 // Stores messages whose bytes are their seq, so results are easy to read back.
 void append_up_to(room_log& log, std::int64_t last) {
     for (std::int64_t seq = log.last_seq() + 1; seq <= last; ++seq) {
-        log.append(seq, protocol::shared_frame::copy_of(std::to_string(seq)));
+        log.append(seq, 0, protocol::shared_frame::copy_of(std::to_string(seq)));
     }
 }
 
@@ -109,10 +110,55 @@ TEST(memory_history_store, retained_frames_are_the_appended_buffers) {
     auto store = make_memory_history_store(4, 1);
     room_log* log = store->open("r");
     auto frame = protocol::shared_frame::copy_of("1");
-    log->append(1, frame);
+    log->append(1, 0, frame);
     auto got = log->after(0, 1);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].identity(), frame.identity()) << "history holds references, not copies";
+}
+
+TEST(memory_history_store, seqs_may_jump_and_reads_follow_them) {
+    // A durable store continues above its reserved seqs after a crash: seqs are not contiguous.
+    auto store = make_memory_history_store(100, 1);
+    room_log* log = store->open("r");
+    append_up_to(*log, 3);
+    log->append(1000, 0, protocol::shared_frame::copy_of("1000"));
+    log->append(1001, 0, protocol::shared_frame::copy_of("1001"));
+    EXPECT_EQ(seqs(log->after(2, 10)), (list{3, 1000, 1001}));
+    EXPECT_EQ(seqs(log->after(500, 10)), (list{1000, 1001}));
+    EXPECT_EQ(seqs(log->before(1001, 2)), (list{3, 1000}));
+    EXPECT_EQ(seqs(log->before(999, 10)), (list{1, 2, 3}));
+    EXPECT_TRUE(log->recovers(3, 2)) << "two messages after 3, however far their seqs jumped";
+    EXPECT_FALSE(log->recovers(3, 1));
+}
+
+TEST(memory_history_store, messages_older_than_the_age_limit_are_gone) {
+    auto store = make_memory_history_store(100, 1, 60'000);
+    room_log* log = store->open("r");
+    auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::system_clock::now().time_since_epoch()).count();
+    log->append(1, now - 120'000, protocol::shared_frame::copy_of("1"));
+    log->append(2, now - 90'000, protocol::shared_frame::copy_of("2"));
+    log->append(3, now - 1'000, protocol::shared_frame::copy_of("3"));
+    log->append(4, now, protocol::shared_frame::copy_of("4"));
+    EXPECT_EQ(seqs(log->after(0, 10)), (list{3, 4}));
+    EXPECT_EQ(seqs(log->before(5, 10)), (list{3, 4}));
+    EXPECT_EQ(log->first_retained_seq(), 3);
+    EXPECT_FALSE(log->recovers(1, 10)) << "2 expired: a client that had 1 missed it";
+    EXPECT_TRUE(log->recovers(2, 10));
+}
+
+TEST(memory_history_store, a_history_query_is_answered_from_memory) {
+    auto store = make_memory_history_store(4, 1);
+    room_log* log = store->open("r");
+    append_up_to(*log, 10);
+    history_answer newest = log->query(std::nullopt, std::nullopt, 3);
+    EXPECT_FALSE(newest.stored) << "memory is the whole history: nothing to read elsewhere";
+    EXPECT_EQ(seqs(join_answer({}, newest)), (list{8, 9, 10}));
+    history_answer old = log->query(5, std::nullopt, 3);
+    EXPECT_FALSE(old.stored);
+    EXPECT_TRUE(join_answer({}, old).empty()) << "5 and older were dropped";
+    history_answer after = log->query(std::nullopt, 6, 10);
+    EXPECT_EQ(seqs(join_answer({}, after)), (list{7, 8, 9, 10}));
 }
 
 }  // namespace

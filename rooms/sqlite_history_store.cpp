@@ -1,0 +1,334 @@
+#include "rooms/sqlite_history_store.hpp"
+
+#include "protocol/frame_encoder.hpp"
+#include "rooms/sqlite_database.hpp"
+#include "rooms/sqlite_history_writer.hpp"
+#include "rooms/sqlite_room_log.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+namespace parley::rooms {
+namespace {
+
+using protocol::shared_frame;
+
+// "PRLY": marks the file as parley's, so a daemon pointed at another program's database
+// refuses it instead of adding tables to it.
+constexpr std::int64_t application_id = 0x50524c59;
+constexpr std::int64_t schema_version = 1;
+
+constexpr const char* schema = R"sql(
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS rooms (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    reserved_seq INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    room_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    ts INTEGER NOT NULL,
+    payload TEXT NOT NULL,
+    PRIMARY KEY (room_id, seq)
+) WITHOUT ROWID;
+)sql";
+
+std::int64_t now_millis() {
+    using namespace std::chrono;
+    return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+[[noreturn]] void refuse(const std::string& path, std::string_view reason) {
+    std::string text = path;
+    text += ": ";
+    text += reason;
+    throw sqlite_error(text);
+}
+
+// SQLite's own words for a missing directory or a read-only file are vague ("unable to open
+// database file"); these checks name the cause first.
+void check_location(const std::string& path) {
+    if (path.empty()) {
+        throw sqlite_error("history.path is empty");
+    }
+    std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
+    if (dir.empty()) {
+        dir = "/";
+    }
+    struct stat info {};
+    if (::stat(dir.c_str(), &info) != 0) {
+        refuse(path, "the directory " + dir + " cannot be used: " + std::strerror(errno));
+    }
+    if (!S_ISDIR(info.st_mode)) {
+        refuse(path, dir + " is not a directory");
+    }
+    // The write-ahead log and its index are files next to the database: the directory must be
+    // writable even when the database file is.
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+        refuse(path, "the directory " + dir + " is not writable: " + std::strerror(errno));
+    }
+    if (::stat(path.c_str(), &info) == 0) {
+        if (!S_ISREG(info.st_mode)) {
+            refuse(path, "not a regular file");
+        }
+        if (::access(path.c_str(), R_OK | W_OK) != 0) {
+            refuse(path, std::string("cannot be read and written: ") + std::strerror(errno));
+        }
+    }
+}
+
+std::int64_t pragma_integer(sqlite_connection& db, std::string_view pragma) {
+    std::string sql = "PRAGMA ";
+    sql += pragma;
+    auto statement = db.prepare(sql);
+    return statement.step() ? statement.integer(0) : 0;
+}
+
+// Makes or checks the schema; returns the database's epoch (made with the file, so clients'
+// seqs stay valid across restarts).
+std::int64_t prepare_schema(sqlite_connection& db) {
+    {
+        auto mode = db.prepare("PRAGMA journal_mode = WAL");
+        std::string got = mode.step() ? std::string(mode.text(0)) : std::string();
+        if (got != "wal") {
+            refuse(db.path(), "cannot switch to write-ahead logging (journal mode is '" + got + "')");
+        }
+    }
+    std::int64_t app = pragma_integer(db, "application_id");
+    std::int64_t version = pragma_integer(db, "user_version");
+    std::int64_t tables = 0;
+    {
+        auto count = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'");
+        tables = count.step() ? count.integer(0) : 0;
+    }
+    if (tables > 0 && app != application_id) {
+        refuse(db.path(), "not a parley history database (it holds other tables)");
+    }
+    if (version > schema_version) {
+        refuse(db.path(), "made by a newer parley (schema " + std::to_string(version) + ", this one knows " +
+                              std::to_string(schema_version) + ")");
+    }
+    db.exec("BEGIN IMMEDIATE");
+    db.exec(schema);
+    db.exec("PRAGMA application_id = " + std::to_string(application_id));
+    db.exec("PRAGMA user_version = " + std::to_string(schema_version));
+    db.prepare("INSERT OR IGNORE INTO meta(key, value) VALUES('epoch', ?1)").bind(1, now_millis()).run();
+    db.exec("COMMIT");
+    auto epoch = db.prepare("SELECT value FROM meta WHERE key = 'epoch'");
+    if (!epoch.step()) {
+        refuse(db.path(), "the epoch row is missing");
+    }
+    // Reads every page once: a damaged file is refused now rather than failing writes later.
+    auto check = db.prepare("PRAGMA quick_check");
+    std::string verdict = check.step() ? std::string(check.text(0)) : std::string();
+    if (verdict != "ok") {
+        refuse(db.path(), "the database is damaged: " + verdict);
+    }
+    return epoch.integer(0);
+}
+
+// A stored message back as a frame: the payload under a fresh header, as the encoder makes it.
+shared_frame frame_of(std::string_view payload) {
+    std::size_t header = protocol::frame_header_size(payload.size());
+    shared_frame frame = shared_frame::allocate(header + payload.size());
+    protocol::write_frame_header(frame.fill(), protocol::opcode::text, payload.size());
+    std::memcpy(frame.fill() + header, payload.data(), payload.size());
+    return frame;
+}
+
+class sqlite_history_store final : public history_store {
+public:
+    explicit sqlite_history_store(const sqlite_history_options& options)
+        : options_(options),
+          setup_(options.path, false),
+          epoch_(prepare_schema(setup_)),
+          find_room_(setup_.prepare("SELECT id, reserved_seq FROM rooms WHERE name = ?1")),
+          bounds_(setup_.prepare("SELECT min(seq), max(seq) FROM messages WHERE room_id = ?1")),
+          newest_(setup_.prepare("SELECT seq, ts, payload FROM messages WHERE room_id = ?1 AND ts >= ?2 "
+                                 "ORDER BY seq DESC LIMIT ?3")),
+          writer_(options),
+          reader_db_(options.path, true),
+          read_newest_(reader_db_.prepare("SELECT payload FROM messages WHERE room_id = ?1 AND seq > ?2 AND "
+                                          "seq < ?3 AND ts >= ?4 ORDER BY seq DESC LIMIT ?5")),
+          read_oldest_(reader_db_.prepare("SELECT payload FROM messages WHERE room_id = ?1 AND seq > ?2 AND "
+                                          "seq < ?3 AND ts >= ?4 ORDER BY seq LIMIT ?5")),
+          reader_([this] { read_loop(); }) {}
+
+    ~sqlite_history_store() override {
+        stop_reads();
+        // writer_ is destroyed before logs_ (declared after it): its last batch still uses them.
+    }
+
+    room_log* open(std::string_view room) override {
+        std::lock_guard lock(open_mutex_);
+        auto it = logs_.find(std::string(room));
+        if (it != logs_.end()) {
+            return it->second.get();
+        }
+        auto log = load(room);
+        sqlite_room_log* raw = log.get();
+        logs_.emplace(std::string(room), std::move(log));
+        writer_.adopt(raw);
+        return raw;
+    }
+
+    void complete(room_log& log, history_answer answer,
+                  std::function<void(std::vector<shared_frame>)> done) override {
+        if (!answer.stored) {
+            done(join_answer({}, answer));
+            return;
+        }
+        {
+            std::lock_guard lock(read_mutex_);
+            if (reads_stopped_) {
+                return;
+            }
+            reads_.push_back({static_cast<sqlite_room_log*>(&log), std::move(answer), std::move(done)});
+        }
+        read_wake_.notify_one();
+    }
+
+    void stop_reads() override {
+        {
+            std::lock_guard lock(read_mutex_);
+            reads_stopped_ = true;
+            reads_.clear();
+        }
+        read_wake_.notify_one();
+        if (reader_.joinable()) {
+            reader_.join();
+        }
+    }
+
+    history_stats stats() const override { return {writer_.written(), writer_.failures(), writer_.backlog()}; }
+
+private:
+    struct read_job {
+        sqlite_room_log* log;
+        history_answer answer;
+        std::function<void(std::vector<shared_frame>)> done;
+    };
+
+    std::int64_t cutoff() const { return options_.max_age_ms > 0 ? now_millis() - options_.max_age_ms : 0; }
+
+    // A room's log as the file has it: its seq continues after the highest seq it ever gave
+    // (stored or reserved), and memory starts with its newest messages.
+    std::unique_ptr<sqlite_room_log> load(std::string_view room) {
+        std::size_t memory = options_.memory_per_room;
+        if (options_.retain_messages > 0) {
+            memory = std::min(memory, options_.retain_messages);
+        }
+        std::string name(room);
+        find_room_.bind(1, name);
+        if (!find_room_.step()) {
+            find_room_.reset();
+            return std::make_unique<sqlite_room_log>(writer_, name, -1, epoch_, 0, memory, options_.max_age_ms);
+        }
+        std::int64_t id = find_room_.integer(0);
+        std::int64_t reserved = find_room_.integer(1);
+        find_room_.reset();
+
+        bounds_.bind(1, id);
+        bounds_.step();
+        bool any = !bounds_.is_null(0);
+        std::int64_t first = any ? bounds_.integer(0) : sqlite_room_log::no_seq;
+        std::int64_t last = any ? bounds_.integer(1) : 0;
+        bounds_.reset();
+
+        auto log = std::make_unique<sqlite_room_log>(writer_, name, id, epoch_, std::max(reserved, last), memory,
+                                                     options_.max_age_ms);
+        log->set_stored_first(first);
+        std::vector<std::tuple<std::int64_t, std::int64_t, shared_frame>> newest;
+        newest_.bind(1, id).bind(2, cutoff()).bind(3, static_cast<std::int64_t>(memory));
+        while (newest_.step()) {
+            newest.emplace_back(newest_.integer(0), newest_.integer(1), frame_of(newest_.text(2)));
+        }
+        newest_.reset();
+        for (auto it = newest.rbegin(); it != newest.rend(); ++it) {
+            log->load(std::get<0>(*it), std::get<1>(*it), std::move(std::get<2>(*it)));
+        }
+        return log;
+    }
+
+    void read_loop() {
+        for (;;) {
+            read_job job;
+            {
+                std::unique_lock lock(read_mutex_);
+                read_wake_.wait(lock, [&] { return reads_stopped_ || !reads_.empty(); });
+                if (reads_stopped_) {
+                    return;
+                }
+                job = std::move(reads_.front());
+                reads_.pop_front();
+            }
+            std::vector<shared_frame> stored;
+            try {
+                stored = read(*job.log, *job.answer.stored);
+            } catch (const sqlite_error& e) {
+                // Answered with what memory has rather than not at all.
+                if (options_.report) {
+                    options_.report(std::string("reading history failed: ") + e.what());
+                }
+            }
+            job.done(join_answer(std::move(stored), job.answer));
+        }
+    }
+
+    std::vector<shared_frame> read(sqlite_room_log& log, const stored_read& what) {
+        std::vector<shared_frame> out;
+        std::int64_t room = log.room_id();
+        if (room < 0 || what.limit == 0) {
+            return out;
+        }
+        sqlite_statement& query = what.newest_first ? read_newest_ : read_oldest_;
+        query.bind(1, room).bind(2, what.after).bind(3, what.below).bind(4, cutoff());
+        query.bind(5, static_cast<std::int64_t>(std::min<std::size_t>(what.limit, INT32_MAX)));
+        while (query.step()) {
+            out.push_back(frame_of(query.text(0)));
+        }
+        query.reset();
+        if (what.newest_first) {
+            std::reverse(out.begin(), out.end());
+        }
+        return out;
+    }
+
+    sqlite_history_options options_;
+    sqlite_connection setup_;  // schema, then loading rooms (under open_mutex_)
+    std::int64_t epoch_;
+    sqlite_statement find_room_;
+    sqlite_statement bounds_;
+    sqlite_statement newest_;
+    std::mutex open_mutex_;
+    std::unordered_map<std::string, std::unique_ptr<sqlite_room_log>> logs_;
+    sqlite_history_writer writer_;
+
+    sqlite_connection reader_db_;
+    sqlite_statement read_newest_;
+    sqlite_statement read_oldest_;
+    std::mutex read_mutex_;
+    std::condition_variable read_wake_;
+    std::deque<read_job> reads_;
+    bool reads_stopped_ = false;
+    std::thread reader_;
+};
+
+}  // namespace
+
+std::unique_ptr<history_store> open_sqlite_history_store(const sqlite_history_options& options) {
+    check_location(options.path);
+    return std::make_unique<sqlite_history_store>(options);
+}
+
+}  // namespace parley::rooms

@@ -1,0 +1,344 @@
+#include "rooms/sqlite_history_writer.hpp"
+
+#include "protocol/frame_encoder.hpp"
+#include "rooms/sqlite_room_log.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+namespace parley::rooms {
+
+namespace {
+// Expired rows deleted per room per pass: a long-stopped daemon with a short age limit deletes
+// its backlog over several passes, each between two batches, so no batch waits long for it.
+constexpr std::int64_t expire_rows_per_pass = 5000;
+// Failed writes of the final batch at stop before giving up on it (and saying so).
+constexpr int stop_attempts = 3;
+
+std::int64_t now_millis() {
+    using namespace std::chrono;
+    return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+std::chrono::milliseconds expiry_period(std::int64_t max_age_ms) {
+    // A hundredth of the age limit, between one second and a minute: old messages outlive the
+    // limit by at most about 1%, and a short limit (tests) is still honoured promptly.
+    return std::chrono::milliseconds(std::clamp<std::int64_t>(max_age_ms / 100, 1000, 60000));
+}
+}  // namespace
+
+void sqlite_room_log::stored(std::int64_t seq, std::int64_t ts, const protocol::shared_frame& message) {
+    writer_.enqueue(this, seq, ts, message);
+}
+
+sqlite_history_writer::sqlite_history_writer(const sqlite_history_options& options)
+    : options_(options),
+      db_(options.path, false),
+      insert_message_(db_.prepare("INSERT OR REPLACE INTO messages(room_id, seq, ts, payload) VALUES(?1, ?2, ?3, ?4)")),
+      insert_room_(db_.prepare("INSERT INTO rooms(name, reserved_seq) VALUES(?1, ?2) ON CONFLICT(name) DO NOTHING")),
+      room_id_(db_.prepare("SELECT id FROM rooms WHERE name = ?1")),
+      room_ids_(db_.prepare("SELECT id FROM rooms")),
+      reserve_(db_.prepare("UPDATE rooms SET reserved_seq = ?2 WHERE id = ?1")),
+      count_(db_.prepare("SELECT count(*) FROM messages WHERE room_id = ?1")),
+      nth_seq_(db_.prepare("SELECT seq FROM messages WHERE room_id = ?1 ORDER BY seq LIMIT 1 OFFSET ?2")),
+      delete_below_(db_.prepare("DELETE FROM messages WHERE room_id = ?1 AND seq < ?2")),
+      first_seq_(db_.prepare("SELECT min(seq) FROM messages WHERE room_id = ?1")),
+      oldest_rows_(db_.prepare("SELECT seq, ts FROM messages WHERE room_id = ?1 ORDER BY seq LIMIT ?2")) {
+    // WAL with NORMAL sync: a commit is in the log file when COMMIT returns, so a killed daemon
+    // loses nothing committed; only a power cut can lose the commits since the last checkpoint.
+    db_.exec("PRAGMA synchronous = NORMAL");
+    thread_ = std::thread([this] { run(); });
+}
+
+sqlite_history_writer::~sqlite_history_writer() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+}
+
+void sqlite_history_writer::adopt(sqlite_room_log* log) {
+    std::lock_guard lock(mutex_);
+    logs_.push_back(log);
+}
+
+void sqlite_history_writer::enqueue(sqlite_room_log* log, std::int64_t seq, std::int64_t ts,
+                                    const protocol::shared_frame& message) {
+    std::lock_guard lock(mutex_);
+    queue_.push_back({log, seq, ts, message});
+    if (queue_.size() == options_.batch_size) {
+        wake_.notify_one();
+    }
+}
+
+std::size_t sqlite_history_writer::backlog() const {
+    std::lock_guard lock(mutex_);
+    return queue_.size();
+}
+
+void sqlite_history_writer::report(std::string_view what) const {
+    if (options_.report) {
+        options_.report(what);
+    }
+}
+
+void sqlite_history_writer::run() {
+    using clock = std::chrono::steady_clock;
+    auto next_flush = clock::now() + options_.flush_interval;
+    int failed_at_stop = 0;
+    bool everything_written = true;
+    for (;;) {
+        std::vector<pending> batch;
+        bool stopping = false;
+        {
+            std::unique_lock lock(mutex_);
+            wake_.wait_until(lock, next_flush, [&] { return stopping_ || queue_.size() >= options_.batch_size; });
+            stopping = stopping_;
+            batch.swap(queue_);
+        }
+        auto now = clock::now();
+        if (now >= next_flush) {
+            next_flush = now + options_.flush_interval;
+        }
+        if (!batch.empty() && !write(batch)) {
+            // Kept, in order, ahead of what came since: the next pass writes them again.
+            std::lock_guard lock(mutex_);
+            batch.insert(batch.end(), std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
+            queue_.swap(batch);
+            if (stopping && ++failed_at_stop >= stop_attempts) {
+                report("stopping with " + std::to_string(queue_.size()) + " messages that could not be written");
+                everything_written = false;
+                break;
+            }
+            next_flush = now + std::max<clock::duration>(options_.flush_interval, std::chrono::seconds(1));
+            continue;
+        }
+        if (options_.max_age_ms > 0 && now >= next_expiry_) {
+            bool more = false;
+            try {
+                more = expire_old();
+            } catch (const sqlite_error& e) {
+                report(std::string("deleting expired messages failed: ") + e.what());
+            }
+            next_expiry_ = more ? now : now + expiry_period(options_.max_age_ms);
+        }
+        if (stopping) {
+            std::lock_guard lock(mutex_);
+            if (queue_.empty()) {
+                break;
+            }
+        }
+    }
+    if (everything_written) {
+        try {
+            record_last_seqs();
+        } catch (const sqlite_error& e) {
+            report(std::string("recording the last seqs failed: ") + e.what());
+        }
+    }
+}
+
+bool sqlite_history_writer::write(const std::vector<pending>& batch) {
+    std::vector<sqlite_room_log*> touched;
+    std::vector<sqlite_room_log*> new_rooms;
+    std::vector<std::pair<sqlite_room_log*, std::int64_t>> previous_reserved;
+    try {
+        db_.exec("BEGIN IMMEDIATE");
+        write_rows(batch, touched, new_rooms);
+        reserve_seqs(touched, previous_reserved);
+        db_.exec("COMMIT");
+    } catch (const sqlite_error& e) {
+        try {
+            db_.exec("ROLLBACK");
+        } catch (const sqlite_error&) {
+            // No transaction left to roll back (SQLite already did).
+        }
+        for (sqlite_room_log* log : new_rooms) {
+            by_room_.erase(log->room_id());
+            log->set_room_id(-1);
+        }
+        for (auto [log, reserved] : previous_reserved) {
+            log->reserved_ = reserved;
+        }
+        for (sqlite_room_log* log : touched) {
+            log->batch_first_ = log->batch_last_ = log->batch_count_ = 0;
+        }
+        failures_.fetch_add(1, std::memory_order_relaxed);
+        report(std::string("writing ") + std::to_string(batch.size()) + " messages failed (kept, retrying): " +
+               e.what());
+        return false;
+    }
+    // Committed: memory may now let these go, and reads may look for them in the file.
+    for (sqlite_room_log* log : touched) {
+        if (log->stored_first() == sqlite_room_log::no_seq) {
+            log->set_stored_first(log->batch_first_);
+        }
+        if (log->stored_count_ >= 0) {
+            log->stored_count_ += log->batch_count_;
+        }
+        log->written_last_ = log->batch_last_;
+        log->set_durable(log->batch_last_);
+        log->batch_first_ = log->batch_last_ = log->batch_count_ = 0;
+    }
+    written_.fetch_add(batch.size(), std::memory_order_relaxed);
+    for (sqlite_room_log* log : touched) {
+        try {
+            keep_newest(*log);
+        } catch (const sqlite_error& e) {
+            report(std::string("deleting old messages of '") + log->name() + "' failed: " + e.what());
+        }
+    }
+    return true;
+}
+
+void sqlite_history_writer::write_rows(const std::vector<pending>& batch, std::vector<sqlite_room_log*>& touched,
+                                       std::vector<sqlite_room_log*>& new_rooms) {
+    for (const pending& p : batch) {
+        sqlite_room_log& log = *p.log;
+        std::int64_t room = log.room_id();
+        if (room < 0) {
+            insert_room_.bind(1, log.name()).bind(2, log.reserved_).run();
+            room_id_.bind(1, log.name());
+            if (!room_id_.step()) {
+                room_id_.reset();
+                throw sqlite_error(db_.path() + ": the row of room '" + log.name() + "' vanished");
+            }
+            room = room_id_.integer(0);
+            room_id_.reset();
+            log.set_room_id(room);
+            by_room_[room] = &log;
+            new_rooms.push_back(&log);
+        }
+        if (log.batch_last_ == 0) {
+            touched.push_back(&log);
+            log.batch_first_ = p.seq;
+        }
+        log.batch_last_ = p.seq;
+        ++log.batch_count_;
+        insert_message_.bind(1, room).bind(2, p.seq).bind(3, p.ts).bind(4, protocol::frame_payload(p.message.view()));
+        insert_message_.run();
+    }
+}
+
+void sqlite_history_writer::reserve_seqs(const std::vector<sqlite_room_log*>& touched,
+                                         std::vector<std::pair<sqlite_room_log*, std::int64_t>>& previous) {
+    for (sqlite_room_log* log : touched) {
+        if (log->batch_last_ > log->reserved_ - reserve_ahead / 2) {
+            previous.emplace_back(log, log->reserved_);
+            log->reserved_ = log->batch_last_ + reserve_ahead;
+            reserve_.bind(1, log->room_id()).bind(2, log->reserved_).run();
+        }
+    }
+}
+
+void sqlite_history_writer::keep_newest(sqlite_room_log& log) {
+    if (options_.retain_messages == 0) {
+        return;
+    }
+    std::int64_t room = log.room_id();
+    if (log.stored_count_ < 0) {
+        count_.bind(1, room);
+        log.stored_count_ = count_.step() ? count_.integer(0) : 0;
+        count_.reset();
+    }
+    std::int64_t excess = log.stored_count_ - static_cast<std::int64_t>(options_.retain_messages);
+    if (excess <= 0) {
+        return;
+    }
+    // The oldest seq to keep: found by skipping the excess from the low end, which touches only
+    // rows about to go (the few this batch added beyond the limit).
+    nth_seq_.bind(1, room).bind(2, excess);
+    bool found = nth_seq_.step();
+    std::int64_t keep_from = found ? nth_seq_.integer(0) : 0;
+    nth_seq_.reset();
+    if (!found) {
+        log.stored_count_ = -1;  // fewer rows than counted: count again next time
+        return;
+    }
+    delete_below_.bind(1, room).bind(2, keep_from).run();
+    log.stored_count_ -= sqlite3_changes(db_.handle());
+    log.set_stored_first(keep_from);
+}
+
+sqlite_room_log* sqlite_history_writer::log_of_room(std::int64_t room_id) {
+    if (auto it = by_room_.find(room_id); it != by_room_.end()) {
+        return it->second;
+    }
+    std::lock_guard lock(mutex_);
+    for (sqlite_room_log* log : logs_) {
+        if (log->room_id() == room_id) {
+            by_room_[room_id] = log;
+            return log;
+        }
+    }
+    return nullptr;
+}
+
+bool sqlite_history_writer::expire_old() {
+    std::int64_t cutoff = now_millis() - options_.max_age_ms;
+    std::vector<std::int64_t> rooms;
+    while (room_ids_.step()) {
+        rooms.push_back(room_ids_.integer(0));
+    }
+    room_ids_.reset();
+    bool more = false;
+    db_.exec("BEGIN IMMEDIATE");
+    try {
+        for (std::int64_t room : rooms) {
+            // Rows go oldest first; times grow with seq, so the expired ones are a prefix.
+            oldest_rows_.bind(1, room).bind(2, expire_rows_per_pass + 1);
+            std::int64_t last_expired = -1;
+            std::int64_t expired = 0;
+            while (oldest_rows_.step()) {
+                if (oldest_rows_.integer(1) >= cutoff) {
+                    break;
+                }
+                if (expired == expire_rows_per_pass) {
+                    more = true;
+                    break;
+                }
+                last_expired = oldest_rows_.integer(0);
+                ++expired;
+            }
+            oldest_rows_.reset();
+            if (expired == 0) {
+                continue;
+            }
+            delete_below_.bind(1, room).bind(2, last_expired + 1).run();
+            int deleted = sqlite3_changes(db_.handle());
+            if (sqlite_room_log* log = log_of_room(room)) {
+                if (log->stored_count_ >= 0) {
+                    log->stored_count_ -= deleted;
+                }
+                first_seq_.bind(1, room);
+                bool any = first_seq_.step() && !first_seq_.is_null(0);
+                log->set_stored_first(any ? first_seq_.integer(0) : sqlite_room_log::no_seq);
+                first_seq_.reset();
+            }
+        }
+        db_.exec("COMMIT");
+    } catch (const sqlite_error&) {
+        try {
+            db_.exec("ROLLBACK");
+        } catch (const sqlite_error&) {
+        }
+        throw;
+    }
+    return more;
+}
+
+void sqlite_history_writer::record_last_seqs() {
+    std::lock_guard lock(mutex_);
+    db_.exec("BEGIN IMMEDIATE");
+    for (sqlite_room_log* log : logs_) {
+        if (log->written_last_ > 0 && log->room_id() >= 0) {
+            reserve_.bind(1, log->room_id()).bind(2, log->written_last_).run();
+        }
+    }
+    db_.exec("COMMIT");
+    db_.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
+}  // namespace parley::rooms

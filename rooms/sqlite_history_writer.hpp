@@ -1,0 +1,94 @@
+#pragma once
+
+#include "protocol/shared_frame.hpp"
+#include "rooms/sqlite_database.hpp"
+#include "rooms/sqlite_history_store.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace parley::rooms {
+
+class sqlite_room_log;
+
+// The one thread that writes history to the database. Workers queue each message (a mutex and a
+// push: no I/O, no waiting on the disk); the thread writes the queue in one transaction every
+// flush interval, or sooner when batch_size messages wait, then enforces retention.
+//
+// Seq reservation: each room's row holds reserved_seq, kept at least `reserve_ahead / 2` above
+// the room's highest written seq in the same transaction as its messages. After a crash a room
+// continues above reserved_seq, so a seq that was sent to clients but never written is never
+// given to another message. A clean stop lowers reserved_seq to the last seq, so a restart
+// continues without a gap.
+// Thread: enqueue() and adopt() from any thread; the rest is the writer's own.
+class sqlite_history_writer {
+public:
+    static constexpr std::int64_t reserve_ahead = 100000;
+
+    explicit sqlite_history_writer(const sqlite_history_options& options);
+    // Writes everything queued, records the exact last seqs, then stops the thread.
+    ~sqlite_history_writer();
+
+    // A log made by the store: retention and the final seqs cover it.
+    void adopt(sqlite_room_log* log);
+    void enqueue(sqlite_room_log* log, std::int64_t seq, std::int64_t ts, const protocol::shared_frame& message);
+
+    // Messages queued and not yet written (for metrics and tests).
+    std::size_t backlog() const;
+    std::uint64_t written() const { return written_.load(std::memory_order_relaxed); }
+    std::uint64_t failures() const { return failures_.load(std::memory_order_relaxed); }
+
+private:
+    struct pending {
+        sqlite_room_log* log;
+        std::int64_t seq;
+        std::int64_t ts;
+        protocol::shared_frame message;
+    };
+
+    void run();
+    // One transaction for the batch; false (batch untouched, nothing published) when it failed.
+    bool write(const std::vector<pending>& batch);
+    void write_rows(const std::vector<pending>& batch, std::vector<sqlite_room_log*>& touched,
+                    std::vector<sqlite_room_log*>& new_rooms);
+    void reserve_seqs(const std::vector<sqlite_room_log*>& touched,
+                      std::vector<std::pair<sqlite_room_log*, std::int64_t>>& previous);
+    sqlite_room_log* log_of_room(std::int64_t room_id);
+    void keep_newest(sqlite_room_log& log);
+    // Deletes expired messages, a bounded number per room per pass; true when more remain.
+    bool expire_old();
+    void record_last_seqs();
+    void report(std::string_view what) const;
+
+    sqlite_history_options options_;
+    sqlite_connection db_;
+    sqlite_statement insert_message_;
+    sqlite_statement insert_room_;
+    sqlite_statement room_id_;
+    sqlite_statement room_ids_;
+    sqlite_statement reserve_;
+    sqlite_statement count_;
+    sqlite_statement nth_seq_;
+    sqlite_statement delete_below_;
+    sqlite_statement first_seq_;
+    sqlite_statement oldest_rows_;
+
+    mutable std::mutex mutex_;
+    std::condition_variable wake_;
+    std::vector<pending> queue_;
+    std::vector<sqlite_room_log*> logs_;  // every adopted log
+    bool stopping_ = false;
+
+    std::unordered_map<std::int64_t, sqlite_room_log*> by_room_;  // writer-only
+    std::chrono::steady_clock::time_point next_expiry_{};
+    std::atomic<std::uint64_t> written_{0};
+    std::atomic<std::uint64_t> failures_{0};
+    std::thread thread_;  // last: starts after everything above exists
+};
+
+}  // namespace parley::rooms

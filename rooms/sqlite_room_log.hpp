@@ -1,0 +1,58 @@
+#pragma once
+
+#include "rooms/history_store.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace parley::rooms {
+
+class sqlite_history_writer;
+
+// A room's log whose messages the writer thread puts in the database.
+// Thread: as room_log; the fields marked writer-only belong to the writer thread.
+class sqlite_room_log final : public room_log {
+public:
+    sqlite_room_log(sqlite_history_writer& writer, std::string name, std::int64_t room_id, std::int64_t epoch,
+                    std::int64_t last_seq, std::size_t memory_limit, std::int64_t max_age_ms)
+        : room_log(epoch, last_seq, memory_limit, max_age_ms), reserved_(last_seq), writer_(writer),
+          name_(std::move(name)), room_id_(room_id) {
+        durable_seq_.store(last_seq, std::memory_order_relaxed);
+        stored_first_.store(no_seq, std::memory_order_relaxed);
+    }
+
+    static constexpr std::int64_t no_seq = std::numeric_limits<std::int64_t>::max();
+
+    const std::string& name() const { return name_; }
+    // The room's row id, or -1 until the writer has made its row.
+    std::int64_t room_id() const { return room_id_.load(std::memory_order_acquire); }
+    void set_room_id(std::int64_t id) { room_id_.store(id, std::memory_order_release); }
+
+    // Read back from the file at open (oldest first), before any append.
+    void load(std::int64_t seq, std::int64_t ts, protocol::shared_frame frame) {
+        preload(seq, ts, std::move(frame));
+    }
+    void set_stored_first(std::int64_t seq) { stored_first_.store(seq, std::memory_order_release); }
+    std::int64_t stored_first() const { return stored_first_.load(std::memory_order_acquire); }
+    // Everything up to seq is in the file: memory may let it go.
+    void set_durable(std::int64_t seq) { durable_seq_.store(seq, std::memory_order_release); }
+
+    // Writer-only.
+    std::int64_t reserved_;          // seqs up to this are reserved in the file (see the writer)
+    std::int64_t written_last_ = 0;  // highest seq written by this run; 0: none yet
+    std::int64_t stored_count_ = -1; // rows in the file; -1: not counted yet
+    std::int64_t batch_first_ = 0;   // of the batch being written
+    std::int64_t batch_last_ = 0;    //   (0: not in this batch)
+    std::int64_t batch_count_ = 0;
+
+private:
+    void stored(std::int64_t seq, std::int64_t ts, const protocol::shared_frame& message) override;
+
+    sqlite_history_writer& writer_;
+    const std::string name_;
+    std::atomic<std::int64_t> room_id_;
+};
+
+}  // namespace parley::rooms

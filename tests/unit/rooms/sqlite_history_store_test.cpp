@@ -1,0 +1,313 @@
+// The SQLite history store against a real database file: durability across reopen, seq
+// continuation (also after a crash), memory bounds with reads from the file, retention by count
+// and age, batching, and clear errors for files it cannot use.
+
+#include "protocol/server_messages.hpp"
+#include "rooms/sqlite_database.hpp"
+#include "rooms/sqlite_history_store.hpp"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace parley::rooms::tests {
+namespace {
+
+using protocol::shared_frame;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+std::int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+class sqlite_history_store_test : public ::testing::Test {
+protected:
+    void SetUp() override {
+        std::string pattern = (fs::temp_directory_path() / "parley-history-XXXXXX").string();
+        ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+        dir_ = pattern;
+        options_.path = (fs::path(dir_) / "history.db").string();
+        options_.flush_interval = 20ms;
+        options_.memory_per_room = 100;
+        options_.report = [this](std::string_view what) { reports_.emplace_back(what); };
+    }
+    void TearDown() override {
+        std::error_code ignored;
+        fs::remove_all(dir_, ignored);
+    }
+
+    std::unique_ptr<history_store> open() { return open_sqlite_history_store(options_); }
+
+    // Appends `count` messages to the room, texts "m<seq>", and returns their frames.
+    static std::vector<shared_frame> say(room_log& log, int count, std::int64_t ts = 0) {
+        std::vector<shared_frame> frames;
+        for (int i = 0; i < count; ++i) {
+            std::int64_t seq = log.last_seq() + 1;
+            auto frame = protocol::encode_message("r", "ann", "m" + std::to_string(seq), seq, ts ? ts : now_ms());
+            log.append(seq, ts ? ts : now_ms(), frame);
+            frames.push_back(frame);
+        }
+        return frames;
+    }
+
+    static std::vector<std::string> texts(const std::vector<shared_frame>& frames) {
+        std::vector<std::string> out;
+        for (const auto& f : frames) {
+            out.emplace_back(f.view());
+        }
+        return out;
+    }
+
+    // Waits until everything appended so far is written.
+    static void wait_written(history_store& store) {
+        for (int i = 0; i < 500 && store.stats().backlog > 0; ++i) {
+            std::this_thread::sleep_for(10ms);
+        }
+        ASSERT_EQ(store.stats().backlog, 0u);
+        std::this_thread::sleep_for(50ms);  // the commit after the queue was taken
+    }
+
+    // A whole history request, the stored part read on the store's thread.
+    static std::vector<shared_frame> history(history_store& store, room_log& log, std::optional<std::int64_t> before,
+                                             std::optional<std::int64_t> after, std::size_t limit) {
+        std::promise<std::vector<shared_frame>> result;
+        store.complete(log, log.query(before, after, limit),
+                       [&](std::vector<shared_frame> messages) { result.set_value(std::move(messages)); });
+        auto future = result.get_future();
+        if (future.wait_for(5s) != std::future_status::ready) {
+            ADD_FAILURE() << "no answer within 5 s";
+            return {};
+        }
+        return future.get();
+    }
+
+    std::string dir_;
+    sqlite_history_options options_;
+    std::vector<std::string> reports_;
+};
+
+TEST_F(sqlite_history_store_test, messages_and_seq_survive_a_restart) {
+    std::vector<shared_frame> said;
+    std::int64_t epoch = 0;
+    {
+        auto store = open();
+        room_log* log = store->open("r");
+        EXPECT_EQ(log->last_seq(), 0);
+        said = say(*log, 5);
+        epoch = log->epoch();
+    }  // a clean stop writes everything
+    auto store = open();
+    room_log* log = store->open("r");
+    EXPECT_EQ(log->epoch(), epoch) << "the epoch belongs to the file: clients' seqs stay valid";
+    EXPECT_EQ(log->last_seq(), 5) << "a clean stop leaves no gap";
+    EXPECT_EQ(texts(log->before(6, 10)), texts(said)) << "the same bytes come back";
+    EXPECT_EQ(store->open("other")->last_seq(), 0);
+    say(*log, 1);
+    EXPECT_EQ(log->last_seq(), 6);
+    EXPECT_TRUE(reports_.empty());
+}
+
+TEST_F(sqlite_history_store_test, after_a_crash_seq_continues_above_anything_it_gave) {
+    std::string copy = (fs::path(dir_) / "crashed.db").string();
+    {
+        auto store = open();
+        room_log* log = store->open("r");
+        say(*log, 3);
+        wait_written(*store);
+        // The files as a kill -9 would leave them: committed batches in the database and its
+        // write-ahead log, no clean stop.
+        fs::copy_file(options_.path, copy);
+        if (fs::exists(options_.path + "-wal")) {
+            fs::copy_file(options_.path + "-wal", copy + "-wal");
+        }
+        say(*log, 2);  // given to clients, perhaps not written before the "crash"
+    }
+    options_.path = copy;
+    auto store = open();
+    room_log* log = store->open("r");
+    EXPECT_GT(log->last_seq(), 5) << "seqs 4 and 5 may have been sent: they are never given again";
+    EXPECT_EQ(log->before(log->last_seq() + 1, 10).size(), 3u) << "what was written is there";
+    auto seq = log->last_seq() + 1;
+    say(*log, 1);
+    EXPECT_EQ(log->last_seq(), seq);
+    EXPECT_TRUE(log->recovers(3, 10)) << "a client that had 3 gets everything after it, across the jump";
+}
+
+TEST_F(sqlite_history_store_test, memory_keeps_the_newest_and_older_pages_come_from_the_file) {
+    options_.memory_per_room = 10;
+    auto store = open();
+    room_log* log = store->open("r");
+    auto said = texts(say(*log, 60));
+    wait_written(*store);
+    auto one_more = texts(say(*log, 1));
+    said.insert(said.end(), one_more.begin(), one_more.end());
+    EXPECT_LE(log->memory_size(), 10u) << "written messages leave memory";
+    EXPECT_EQ(log->first_retained_seq(), 1);
+
+    auto newest = log->query(std::nullopt, std::nullopt, 5);
+    EXPECT_FALSE(newest.stored) << "the newest are answered from memory";
+    auto page = history(*store, *log, 20, std::nullopt, 5);
+    EXPECT_EQ(texts(page), std::vector<std::string>(said.begin() + 14, said.begin() + 19));
+    auto across = history(*store, *log, std::nullopt, 45, 500);
+    EXPECT_EQ(texts(across), std::vector<std::string>(said.begin() + 45, said.end()))
+        << "an `after` page joins the file's part and memory's";
+    auto all = history(*store, *log, std::nullopt, std::nullopt, 500);
+    EXPECT_EQ(texts(all), said);
+    EXPECT_FALSE(log->recovers(5, 1000)) << "most of it is only in the file: the client pages";
+    EXPECT_TRUE(log->recovers(55, 1000));
+}
+
+TEST_F(sqlite_history_store_test, retention_by_count_keeps_the_newest_per_room) {
+    options_.retain_messages = 20;
+    options_.memory_per_room = 5;
+    {
+        auto store = open();
+        room_log* log = store->open("r");
+        say(*log, 100);
+        say(*store->open("small"), 3);
+    }
+    auto store = open();
+    room_log* log = store->open("r");
+    EXPECT_EQ(log->last_seq(), 100);
+    EXPECT_EQ(log->first_retained_seq(), 81);
+    auto all = history(*store, *log, std::nullopt, std::nullopt, 500);
+    ASSERT_EQ(all.size(), 20u);
+    EXPECT_NE(std::string(all.front().view()).find("\"seq\":81"), std::string::npos);
+    EXPECT_EQ(store->open("small")->first_retained_seq(), 1) << "other rooms keep theirs";
+}
+
+TEST_F(sqlite_history_store_test, retention_by_age_deletes_old_messages_from_file_and_memory) {
+    options_.max_age_ms = 60'000;
+    options_.memory_per_room = 5;
+    auto store = open();
+    room_log* log = store->open("r");
+    say(*log, 30, now_ms() - 120'000);  // two minutes old: expired
+    say(*log, 4);
+    // The first pass runs at once; the file then holds only the 4 live messages.
+    wait_written(*store);
+    std::this_thread::sleep_for(1200ms);
+    auto all = history(*store, *log, std::nullopt, std::nullopt, 500);
+    EXPECT_EQ(all.size(), 4u);
+    sqlite_connection check(options_.path, true);
+    auto rows = check.prepare("SELECT count(*) FROM messages");
+    ASSERT_TRUE(rows.step());
+    EXPECT_EQ(rows.integer(0), 4) << "expired rows are deleted, not only hidden";
+}
+
+TEST_F(sqlite_history_store_test, a_full_batch_is_written_without_waiting_for_the_interval) {
+    options_.flush_interval = 60s;
+    options_.batch_size = 10;
+    auto store = open();
+    room_log* log = store->open("r");
+    say(*log, 10);
+    for (int i = 0; i < 200 && store->stats().written < 10; ++i) {
+        std::this_thread::sleep_for(10ms);
+    }
+    EXPECT_EQ(store->stats().written, 10u);
+    say(*log, 3);
+    std::this_thread::sleep_for(200ms);
+    EXPECT_EQ(store->stats().written, 10u) << "fewer than a batch wait for the interval";
+    EXPECT_EQ(store->stats().backlog, 3u);
+}
+
+TEST_F(sqlite_history_store_test, messages_are_written_within_the_flush_interval) {
+    options_.flush_interval = 50ms;
+    auto store = open();
+    room_log* log = store->open("r");
+    say(*log, 3);
+    auto start = std::chrono::steady_clock::now();
+    while (store->stats().written < 3 && std::chrono::steady_clock::now() - start < 5s) {
+        std::this_thread::sleep_for(5ms);
+    }
+    EXPECT_EQ(store->stats().written, 3u);
+}
+
+TEST_F(sqlite_history_store_test, a_file_that_is_not_a_database_is_refused_by_name) {
+    std::ofstream(options_.path) << std::string(8192, 'x');
+    try {
+        open();
+        FAIL() << "opened a corrupt file";
+    } catch (const sqlite_error& e) {
+        std::string what = e.what();
+        EXPECT_NE(what.find(options_.path), std::string::npos) << what;
+        EXPECT_NE(what.find("not a database"), std::string::npos) << what;
+    }
+}
+
+TEST_F(sqlite_history_store_test, another_programs_database_is_refused) {
+    {
+        sqlite_connection other(options_.path, false);
+        other.exec("CREATE TABLE accounts (id INTEGER PRIMARY KEY)");
+    }
+    try {
+        open();
+        FAIL() << "took over a foreign database";
+    } catch (const sqlite_error& e) {
+        EXPECT_NE(std::string(e.what()).find("not a parley history database"), std::string::npos) << e.what();
+    }
+}
+
+TEST_F(sqlite_history_store_test, a_missing_directory_is_named) {
+    options_.path = dir_ + "/absent/history.db";
+    try {
+        open();
+        FAIL() << "opened a file in a missing directory";
+    } catch (const sqlite_error& e) {
+        std::string what = e.what();
+        EXPECT_NE(what.find(dir_ + "/absent"), std::string::npos) << what;
+        EXPECT_NE(what.find("No such file or directory"), std::string::npos) << what;
+    }
+}
+
+TEST_F(sqlite_history_store_test, an_unwritable_directory_is_named) {
+    if (::geteuid() == 0) {
+        GTEST_SKIP() << "root may write anywhere";
+    }
+    fs::path locked = fs::path(dir_) / "locked";
+    fs::create_directory(locked);
+    fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+    options_.path = (locked / "history.db").string();
+    try {
+        open();
+        FAIL() << "opened a file in a read-only directory";
+    } catch (const sqlite_error& e) {
+        EXPECT_NE(std::string(e.what()).find("not writable"), std::string::npos) << e.what();
+    }
+    fs::permissions(locked, fs::perms::owner_all);
+}
+
+TEST_F(sqlite_history_store_test, a_damaged_page_is_found_at_open) {
+    {
+        auto store = open();
+        room_log* log = store->open("r");
+        say(*log, 2000);
+    }
+    // Scribble over the middle of the file (keeping the header): data pages now hold garbage.
+    {
+        std::fstream file(options_.path, std::ios::in | std::ios::out | std::ios::binary);
+        file.seekp(static_cast<std::streamoff>(fs::file_size(options_.path) / 2));
+        std::string junk(16384, '\x5a');
+        file.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+    }
+    try {
+        open();
+        FAIL() << "opened a damaged database";
+    } catch (const sqlite_error& e) {
+        EXPECT_NE(std::string(e.what()).find(options_.path), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace parley::rooms::tests
