@@ -641,6 +641,21 @@ int selftest() {
         server_fields h;
         check(!scan(R"({"type":"message","text":"unterminated)", h), "truncated JSON is refused");
     }
+    // A history reply: the messages are counted, not read, whatever their text holds.
+    {
+        server_fields f;
+        const std::string_view reply =
+            R"({"type":"history","room":"hist","re":3,"messages":[)"
+            R"({"type":"message","text":"a, [b] {c}","seq":1,"x":[1,2]}, {"type":"message","text":"\"]","seq":2}]})";
+        check(scan(reply, f) && f.type == "history" && f.messages == 2 && f.seq == -1, "history messages counted");
+        server_fields empty;
+        check(scan(R"({"messages": [ ],"type":"history"})", empty) && empty.messages == 0 && empty.type == "history",
+              "empty history");
+        server_fields other;
+        check(scan(R"({"type":"joined","history":[{"seq":1}]})", other) && other.messages == -1, "only \"messages\" is counted");
+        server_fields cut;
+        check(!scan(R"({"type":"history","messages":[{"seq":1},)", cut), "truncated history is refused");
+    }
     // Histogram: bucket bounds round-trip and quantiles stay within 1/64.
     {
         histogram h;
