@@ -25,6 +25,7 @@ struct server_fields {
     std::string_view text;
     std::string_view code;  // of an error
     std::int64_t seq = -1;
+    std::int64_t messages = -1;  // elements of a top-level "messages" array (a history reply)
 };
 
 namespace json_detail {
@@ -89,9 +90,41 @@ inline const char* skip_nested(const char* p, const char* end) {
     return nullptr;
 }
 
+// skip_nested for an array whose elements are counted: p is at '['; returns the position just
+// past the matching ']', or nullptr, and sets count to the number of elements at its own level.
+// Kept apart from skip_nested so that the common path pays nothing for it.
+inline const char* skip_array_counting(const char* p, const char* end, std::int64_t& count) {
+    int depth = 0;
+    std::int64_t commas = 0;
+    bool any = false;
+    while (p < end) {
+        const char ch = *p;
+        if (depth == 1 && ch != ']' && ch != ' ' && ch != '\n' && ch != '\r' && ch != '\t') {
+            any = true;
+            commas += ch == ',' ? 1 : 0;
+        }
+        if (ch == '"') {
+            p = string_end(p + 1, end);
+            if (p == nullptr) {
+                return nullptr;
+            }
+        } else if (ch == '{' || ch == '[') {
+            ++depth;
+        } else if (ch == '}' || ch == ']') {
+            if (--depth == 0) {
+                count = any ? commas + 1 : 0;
+                return p + 1;
+            }
+        }
+        ++p;
+    }
+    return nullptr;
+}
+
 }  // namespace json_detail
 
-// Fills f from the top-level members "type", "text", "code" and "seq" of the object in json.
+// Fills f from the top-level members "type", "text", "code" and "seq" of the object in json, and
+// counts the elements of a top-level "messages" array.
 inline bool scan(std::string_view json, server_fields& f) {
     using namespace json_detail;
     const char* p = skip_ws(json.data(), json.data() + json.size());
@@ -160,6 +193,11 @@ inline bool scan(std::string_view json, server_fields& f) {
                 }
             }
             p = value_end + 1;
+        } else if (first == '[' && key_len == 8 && std::memcmp(key, "messages", 8) == 0) {
+            p = skip_array_counting(p, end, f.messages);
+            if (p == nullptr) {
+                return false;
+            }
         } else if (first == '{' || first == '[') {
             p = skip_nested(p, end);
             if (p == nullptr) {

@@ -36,7 +36,16 @@ struct options {
     double setup_timeout = 60;          // seconds for every connection to log in and join
     std::uint32_t connect_batch = 256;  // connections being set up at once, per worker
     double cycle_timeout = 5;           // churn: seconds one cycle may take
+    std::uint32_t history_readers = 0;  // fanout: extra connections reading room "hist"'s history
+    std::uint32_t history_limit = 500;  // fanout: messages asked for per history request
+    std::uint32_t history_fill = 2000;  // fanout: says put into "hist" before measuring
 };
+
+// Connections the generator opens: in fanout, the history readers come after the N members of
+// the fanout rooms (global indexes N .. N + readers - 1).
+inline std::uint32_t total_connections(const options& o) {
+    return o.mode == run_mode::fanout ? o.connections + o.history_readers : o.connections;
+}
 
 // Per-worker counters. Each worker counts in plain integers and publishes them to the shared
 // atomics once per event-loop pass, so the hot path never touches a shared cache line.
@@ -62,12 +71,20 @@ enum counter : std::size_t {
     c_err_closed,     // churn: the server closed or reset mid-cycle
     c_err_server,     // churn: an error reply
     c_err_timeout,    // churn: the cycle took longer than --cycle-timeout
+    c_fill_acked,     // history: fill says answered (acked or refused)
+    c_fill_refused,   // history: fill says answered with an error
+    c_history_requests,  // history: replies to requests sent in the measured interval
+    c_history_messages,  // history: messages in those replies
+    c_history_errors,    // history: requests answered with an error, in any phase
+    c_history_waiting,   // history: requests sent and not yet answered (a gauge)
     counter_count
 };
 
 using counter_values = std::array<std::uint64_t, counter_count>;
 
-enum class phase : int { setup, send, drain, done };
+// fill runs only in fanout with history readers: one reader fills room "hist" while nobody else
+// sends, so the history read later is long and the fill is not part of the measurement.
+enum class phase : int { setup, fill, send, drain, done };
 
 struct control {
     std::uint64_t t0 = 0;  // CLOCK_MONOTONIC ns; every timestamp in the run is relative to it
@@ -76,6 +93,9 @@ struct control {
     std::atomic<std::uint64_t> measure_start{UINT64_MAX};
     std::atomic<std::uint64_t> measure_end{UINT64_MAX};
     std::uint64_t hard_deadline = 0;  // workers stop by themselves after this (ns since t0)
+    // seq of the first fill message in room "hist" (0 until its ack arrived). The room may hold
+    // messages from an earlier run, so history readers page relative to it.
+    std::atomic<std::uint64_t> history_base{0};
 
     phase get() const { return static_cast<phase>(current.load(std::memory_order_acquire)); }
     void set(phase p) { current.store(static_cast<int>(p), std::memory_order_release); }

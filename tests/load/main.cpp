@@ -67,6 +67,12 @@ const char* const usage_text =
     "  --window W            says in flight per publisher, not yet echoed back (default 8)\n"
     "  --rate M              instead of a window: M says per second in total, open loop\n"
     "  --size B              bytes of say text (default 64)\n"
+    "  --history-readers H   also H connections (h0..) in room \"hist\", each looping one history\n"
+    "                        request at a time, newest page and old pages alternately; reports\n"
+    "                        their round trip beside the fanout figures (default 0)\n"
+    "  --history-limit L     messages asked for per history request (default 500, the daemon's\n"
+    "                        default maximum)\n"
+    "  --history-room-fill M says h0 puts into \"hist\" before the warmup (default 2000)\n"
     "idle:\n"
     "  --connections N (1000) --hold S (10)\n"
     "churn:\n"
@@ -243,6 +249,13 @@ public:
         }
         return h;
     }
+    histogram history_time() const {
+        histogram h;
+        for (const auto& w : workers_) {
+            h.merge(w->history_time());
+        }
+        return h;
+    }
     std::string first_error() const {
         for (const auto& w : workers_) {
             if (!w->first_error().empty()) {
@@ -320,30 +333,77 @@ void add_common(json_line& j, const options& o, const char* mode) {
 // Returns the seconds it took, or nothing when some connection failed or time ran out.
 std::optional<double> set_up(const options& o, const team& tm, const char* mode) {
     const std::uint64_t start = monotonic_ns();
+    const std::uint32_t total = total_connections(o);
     const bool all = wait_until(
         o.setup_timeout,
-        [&] { return tm.sum(c_joined) + tm.sum(c_failed) >= o.connections; },
+        [&] { return tm.sum(c_joined) + tm.sum(c_failed) >= total; },
         [&] {
             std::fprintf(stderr, "[%s] setup %.0fs: joined %llu/%u failed %llu\n", mode, since(start),
-                         static_cast<unsigned long long>(tm.sum(c_joined)), o.connections,
+                         static_cast<unsigned long long>(tm.sum(c_joined)), total,
                          static_cast<unsigned long long>(tm.sum(c_failed)));
         });
     const double took = since(start);
-    if (!all || tm.sum(c_joined) < o.connections) {
+    if (!all || tm.sum(c_joined) < total) {
         std::fprintf(stderr, "[%s] setup incomplete after %.1fs: joined %llu/%u failed %llu (%s)\n", mode, took,
-                     static_cast<unsigned long long>(tm.sum(c_joined)), o.connections,
+                     static_cast<unsigned long long>(tm.sum(c_joined)), total,
                      static_cast<unsigned long long>(tm.sum(c_failed)), tm.first_error().c_str());
         return std::nullopt;
     }
-    std::fprintf(stderr, "[%s] all %u connections joined in %.2fs\n", mode, o.connections, took);
+    std::fprintf(stderr, "[%s] all %u connections joined in %.2fs\n", mode, total, took);
     return took;
+}
+
+// The fill phase of fanout with history readers: h0 puts --history-room-fill says into "hist"
+// while nobody else sends. Returns whether every say was acked in time. A refused say or a
+// dropped connection ends it at once: the room would not hold what was asked (a daemon with its
+// default rate limit refuses most of a fill, then disconnects the filler).
+bool fill_history_room(const options& o, control& ctl, const team& tm) {
+    const std::uint64_t start = monotonic_ns();
+    ctl.set(phase::fill);
+    wait_until(
+        o.setup_timeout,
+        [&] { return tm.sum(c_fill_acked) >= o.history_fill || tm.sum(c_fill_refused) > 0 || tm.sum(c_dropped) > 0; },
+        [&] {
+            std::fprintf(stderr, "[fanout] fill %.0fs: %llu/%u says answered\n", since(start),
+                         static_cast<unsigned long long>(tm.sum(c_fill_acked)), o.history_fill);
+        });
+    if (tm.sum(c_fill_acked) < o.history_fill || tm.sum(c_fill_refused) > 0 || tm.sum(c_dropped) > 0) {
+        std::fprintf(stderr, "[fanout] fill incomplete after %.1fs: %llu/%u says answered (%s)\n", since(start),
+                     static_cast<unsigned long long>(tm.sum(c_fill_acked)), o.history_fill, tm.first_error().c_str());
+        return false;
+    }
+    std::fprintf(stderr, "[fanout] room hist filled with %u says in %.2fs (first seq %llu)\n", o.history_fill, since(start),
+                 static_cast<unsigned long long>(ctl.history_base.load()));
+    // The other readers are still taking in the fill's messages.
+    wait_quiet(tm, c_frames, 0.3, 20);
+    return true;
+}
+
+// The history readers' figures: requests and round trips of those sent in the measured interval.
+void add_history(json_line& j, const options& o, const team& tm, double measured) {
+    const histogram h = tm.history_time();
+    auto ms = [&](double q) {
+        return h.count() > 0 ? std::optional<double>(static_cast<double>(h.quantile(q)) / 1e6) : std::nullopt;
+    };
+    const std::uint64_t requests = tm.sum(c_history_requests);
+    j.num("history_readers", static_cast<std::uint64_t>(o.history_readers));
+    j.num("history_limit", static_cast<std::uint64_t>(o.history_limit));
+    j.num("history_room_fill", static_cast<std::uint64_t>(o.history_fill));
+    j.num("history_requests", requests);
+    j.num("history_requests_per_s", static_cast<double>(requests) / measured, 1);
+    j.num("history_messages", tm.sum(c_history_messages));
+    j.num("history_errors", tm.sum(c_history_errors));
+    j.opt("history_p50_ms", ms(0.50));
+    j.opt("history_p99_ms", ms(0.99));
+    j.opt("history_max_ms", h.count() > 0 ? std::optional<double>(static_cast<double>(h.max()) / 1e6) : std::nullopt);
 }
 
 // ---------------------------------------------------------------------------------------------
 int run_fanout(const options& o) {
     control ctl;
     ctl.t0 = monotonic_ns();
-    ctl.hard_deadline = static_cast<std::uint64_t>((o.setup_timeout + 20 + o.warmup + o.duration + 3 + 30) * 1e9);
+    const double fill_limit = o.history_readers > 0 ? o.setup_timeout + 20 : 0;
+    ctl.hard_deadline = static_cast<std::uint64_t>((o.setup_timeout + 20 + fill_limit + o.warmup + o.duration + 3 + 30) * 1e9);
     team tm(o, ctl);
     tm.start();
 
@@ -369,14 +429,26 @@ int run_fanout(const options& o) {
     }
     // Let join traffic (presence, history) settle before measuring.
     wait_quiet(tm, c_frames, 0.3, 20);
+    if (o.history_readers > 0 && !fill_history_room(o, ctl, tm)) {
+        tm.stop();
+        j.str("error", "history fill failed: " + tm.first_error());
+        j.num("fill_answered", tm.sum(c_fill_acked));
+        j.num("fill_refused", tm.sum(c_fill_refused));
+        std::printf("%s\n", j.done().c_str());
+        return 1;
+    }
 
     ctl.set(phase::send);
     std::uint64_t last_deliveries = 0;
     auto progress = [&](const char* what, std::uint64_t start) {
         const std::uint64_t d = tm.sum(c_deliveries);
-        std::fprintf(stderr, "[fanout] %s %.0fs: says %llu deliveries %llu (%llu/s)\n", what, since(start),
+        std::fprintf(stderr, "[fanout] %s %.0fs: says %llu deliveries %llu (%llu/s)", what, since(start),
                      static_cast<unsigned long long>(tm.sum(c_says)), static_cast<unsigned long long>(d),
                      static_cast<unsigned long long>(d - last_deliveries));
+        if (o.history_readers > 0) {
+            std::fprintf(stderr, " history requests %llu", static_cast<unsigned long long>(tm.sum(c_history_requests)));
+        }
+        std::fputc('\n', stderr);
         last_deliveries = d;
     };
     const std::uint64_t warm_start = monotonic_ns();
@@ -403,7 +475,8 @@ int run_fanout(const options& o) {
     const std::uint64_t s1 = tm.sum(c_says);
     const double measured = static_cast<double>(m_end - m_start) / 1e9;
 
-    // Drain: stop sending; wait until everything expected arrived, deliveries stop, or 3 s.
+    // Drain: stop sending; wait until everything expected arrived (history replies included),
+    // deliveries stop, or 3 s.
     ctl.set(phase::drain);
     const std::uint64_t drain_start = monotonic_ns();
     std::uint64_t last_seen = tm.sum(c_deliveries);
@@ -412,7 +485,7 @@ int run_fanout(const options& o) {
         3.0,
         [&] {
             const std::uint64_t d = tm.sum(c_deliveries);
-            if (d >= tm.sum(c_expected)) {
+            if (d >= tm.sum(c_expected) && tm.sum(c_history_waiting) == 0) {
                 return true;
             }
             if (d != last_seen) {
@@ -454,6 +527,9 @@ int run_fanout(const options& o) {
     if (o.rate > 0) {
         j.num("rate_skipped", tm.sum(c_rate_skipped));
     }
+    if (o.history_readers > 0) {
+        add_history(j, o, tm, measured);
+    }
     if (o.server_pid > 0) {
         j.num("server_pid", static_cast<std::int64_t>(o.server_pid));
     }
@@ -473,6 +549,13 @@ int run_fanout(const options& o) {
     std::fprintf(stderr, "[fanout] %.0f deliveries/s, lost %lld, p99 %.0f us, generator CPU %.2f of %u thread(s)\n", dps,
                  static_cast<long long>(expected) - static_cast<long long>(deliveries),
                  static_cast<double>(lat.quantile(0.99)) / 1000.0, (self1 - self0) / measured, o.threads);
+    if (o.history_readers > 0) {
+        const histogram h = tm.history_time();
+        std::fprintf(stderr, "[fanout] history: %llu requests, %llu messages, p50 %.2f ms, p99 %.2f ms, %llu errors\n",
+                     static_cast<unsigned long long>(tm.sum(c_history_requests)),
+                     static_cast<unsigned long long>(tm.sum(c_history_messages)), static_cast<double>(h.quantile(0.50)) / 1e6,
+                     static_cast<double>(h.quantile(0.99)) / 1e6, static_cast<unsigned long long>(tm.sum(c_history_errors)));
+    }
     return 0;
 }
 
@@ -641,6 +724,21 @@ int selftest() {
         server_fields h;
         check(!scan(R"({"type":"message","text":"unterminated)", h), "truncated JSON is refused");
     }
+    // A history reply: the messages are counted, not read, whatever their text holds.
+    {
+        server_fields f;
+        const std::string_view reply =
+            R"({"type":"history","room":"hist","re":3,"messages":[)"
+            R"({"type":"message","text":"a, [b] {c}","seq":1,"x":[1,2]}, {"type":"message","text":"\"]","seq":2}]})";
+        check(scan(reply, f) && f.type == "history" && f.messages == 2 && f.seq == -1, "history messages counted");
+        server_fields empty;
+        check(scan(R"({"messages": [ ],"type":"history"})", empty) && empty.messages == 0 && empty.type == "history",
+              "empty history");
+        server_fields other;
+        check(scan(R"({"type":"joined","history":[{"seq":1}]})", other) && other.messages == -1, "only \"messages\" is counted");
+        server_fields cut;
+        check(!scan(R"({"type":"history","messages":[{"seq":1},)", cut), "truncated history is refused");
+    }
     // Histogram: bucket bounds round-trip and quantiles stay within 1/64.
     {
         histogram h;
@@ -767,6 +865,12 @@ options parse_options(int argc, char** argv) {
             o.setup_timeout = parse_seconds(a, value(), 1, 3600);
         } else if (a == "--connect-batch") {
             o.connect_batch = static_cast<std::uint32_t>(parse_uint(a, value(), 1, fd_cap));
+        } else if (a == "--history-readers") {
+            o.history_readers = static_cast<std::uint32_t>(parse_uint(a, value(), 0, fd_cap));
+        } else if (a == "--history-limit") {
+            o.history_limit = static_cast<std::uint32_t>(parse_uint(a, value(), 1, 100000));
+        } else if (a == "--history-room-fill") {
+            o.history_fill = static_cast<std::uint32_t>(parse_uint(a, value(), 0, 10000000));
         } else if (a == "--cycle-timeout") {
             o.cycle_timeout = parse_seconds(a, value(), 0.1, 600);
         } else if (a == "--help" || a == "-h") {
@@ -796,7 +900,10 @@ options parse_options(int argc, char** argv) {
     if (o.mode != run_mode::churn && o.rooms > o.connections) {
         usage_error("--rooms must not exceed --connections");
     }
-    const std::uint32_t sockets = o.mode == run_mode::churn ? o.concurrency : o.connections;
+    if (o.mode != run_mode::fanout && o.history_readers > 0) {
+        usage_error("--history-readers is a fanout option");
+    }
+    const std::uint32_t sockets = o.mode == run_mode::churn ? o.concurrency : total_connections(o);
     if (o.threads > sockets) {
         o.threads = sockets;
     }

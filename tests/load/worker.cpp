@@ -27,6 +27,8 @@ constexpr std::size_t max_response_head = 16 * 1024;     // the 101 response
 constexpr std::size_t rate_max_pending = 1u << 20;       // rate mode: skip a publisher this far behind
 constexpr std::uint64_t ms = 1000000;
 constexpr std::uint64_t close_wait = 2000 * ms;          // churn: wait for the server's close
+constexpr std::uint32_t fill_window = 64;                // history fill: says in flight
+constexpr std::string_view history_room = "hist";        // not r<k>, so no fanout member is in it
 
 std::uint64_t seconds_to_ns(double s) { return static_cast<std::uint64_t>(s * 1e9); }
 
@@ -38,12 +40,13 @@ worker::worker(const options& opts, control& ctl, std::uint32_t id)
       rng_(monotonic_ns() ^ (static_cast<std::uint64_t>(id) << 40) ^ static_cast<std::uint64_t>(getpid())),
       rbuf_(read_buffer_size),
       latency_(std::make_unique<histogram>()),
-      cycle_time_(std::make_unique<histogram>()) {
+      cycle_time_(std::make_unique<histogram>()),
+      history_time_(std::make_unique<histogram>()) {
     ep_ = epoll_create1(EPOLL_CLOEXEC);
     if (ep_ < 0) {
         throw std::system_error(errno, std::generic_category(), "epoll_create1");
     }
-    const std::uint32_t total = opts.mode == run_mode::churn ? opts.concurrency : opts.connections;
+    const std::uint32_t total = opts.mode == run_mode::churn ? opts.concurrency : total_connections(opts);
     conns_.reserve(total / opts.threads + 1);
     for (std::uint32_t i = id; i < total; i += opts.threads) {
         conn c;
@@ -52,6 +55,14 @@ worker::worker(const options& opts, control& ctl, std::uint32_t id)
         if (opts.mode == run_mode::fanout && i < opts.publishers) {
             c.publisher = static_cast<std::int32_t>(i);
             publishers_.push_back(static_cast<std::uint32_t>(conns_.size()));
+        }
+        if (opts.mode == run_mode::fanout && i >= opts.connections) {
+            c.reader = static_cast<std::int32_t>(i - opts.connections);
+            c.room = 0;  // unused: readers are in history_room
+            if (c.reader == 0) {
+                filler_ = static_cast<std::uint32_t>(conns_.size());
+            }
+            readers_.push_back(static_cast<std::uint32_t>(conns_.size()));
         }
         conns_.push_back(std::move(c));
     }
@@ -159,9 +170,15 @@ void worker::maintain(std::uint64_t t, phase ph) {
     if (opts_.mode != run_mode::fanout) {
         return;
     }
+    if (ph == phase::fill && !fill_started_) {
+        start_fill();
+    }
     sending_ = ph == phase::send;
     if (!sending_) {
         return;
+    }
+    if (!readers_started_) {
+        start_readers();
     }
     if (my_rate_ <= 0) {
         if (!sending_started_) {
@@ -499,6 +516,10 @@ void worker::on_text(conn& c, std::string_view text, std::uint64_t t) {
         }
         return;
     case state::ready:
+        if (c.reader >= 0) {
+            on_reader_text(c, f, t);
+            return;
+        }
         if (f.type == "message") {
             on_message(c, f, t);
         } else if (is_error) {
@@ -591,6 +612,9 @@ void worker::send_login(conn& c) {
         append_uint(scratch_, c.index);
         scratch_ += 'x';
         append_uint(scratch_, c.cycle);
+    } else if (c.reader >= 0) {
+        scratch_ += 'h';
+        append_uint(scratch_, static_cast<std::uint64_t>(c.reader));
     } else {
         scratch_ += 'u';
         append_uint(scratch_, c.index);
@@ -600,8 +624,13 @@ void worker::send_login(conn& c) {
 }
 
 void worker::send_join(conn& c) {
-    scratch_.assign(R"({"type":"join","room":"r)");
-    append_uint(scratch_, c.room);
+    scratch_.assign(R"({"type":"join","room":")");
+    if (c.reader >= 0) {
+        scratch_ += history_room;
+    } else {
+        scratch_ += 'r';
+        append_uint(scratch_, c.room);
+    }
     scratch_ += R"("})";
     send_text(c, scratch_);
 }
@@ -630,6 +659,150 @@ void worker::append_say(conn& c, std::uint64_t t) {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// History readers (fanout). Reader 0 first fills history_room in the fill phase; in the send
+// phase every reader keeps exactly one history request in flight, so the round trip it measures
+// is the server's alone and not a queue the generator built.
+
+void worker::start_fill() {
+    fill_started_ = true;
+    if (filler_ == UINT32_MAX || conns_[filler_].st != state::ready) {
+        return;
+    }
+    // A window rather than all at once: the echoes to every reader stay well under the server's
+    // per-connection write queue limit.
+    conn& c = conns_[filler_];
+    while (fill_sent_ < opts_.history_fill && fill_sent_ < fill_window) {
+        append_fill_say(c);
+    }
+}
+
+void worker::start_readers() {
+    readers_started_ = true;
+    for (const std::uint32_t slot : readers_) {
+        conn& c = conns_[slot];
+        if (c.st == state::ready) {
+            c.history_owed = true;
+            mark_dirty(c);
+        }
+    }
+}
+
+void worker::on_reader_text(conn& c, const server_fields& f, std::uint64_t t) {
+    if (f.type == "history") {
+        on_history_answer(c, f, t);
+    } else if (f.type == "ack") {
+        on_fill_answer(c, f);
+    } else if (f.type == "error") {
+        // A reader has at most one kind of request outstanding: fill says or one history request.
+        if (c.history_waiting) {
+            on_history_answer(c, f, t);
+        } else if (slot_of(c) == filler_ && local_[c_fill_acked] < fill_sent_) {
+            on_fill_answer(c, f);
+        } else {
+            note_error("server error: " + std::string(f.code));
+        }
+    }
+    // Anything else (the fill's messages, presence) is not counted.
+}
+
+void worker::on_fill_answer(conn& c, const server_fields& f) {
+    ++local_[c_fill_acked];
+    if (f.type == "error") {
+        ++local_[c_fill_refused];
+        note_error("fill say refused: " + std::string(f.code));
+    } else if (f.seq > 0 && ctl_.history_base.load(std::memory_order_relaxed) == 0) {
+        // One connection's acks come in the order of its says: this is the first fill message.
+        ctl_.history_base.store(static_cast<std::uint64_t>(f.seq), std::memory_order_relaxed);
+    }
+    if (fill_sent_ < opts_.history_fill) {
+        append_fill_say(c);
+    }
+}
+
+void worker::on_history_answer(conn& c, const server_fields& f, std::uint64_t t) {
+    if (!c.history_waiting) {
+        note_error("history reply without a request");
+        return;
+    }
+    c.history_waiting = false;
+    --local_[c_history_waiting];
+    if (f.type == "error") {
+        ++local_[c_history_errors];
+        note_error("history refused: " + std::string(f.code));
+    } else if (c.history_sent >= measure_start_ && c.history_sent < measure_end_) {
+        ++local_[c_history_requests];
+        local_[c_history_messages] += f.messages > 0 ? static_cast<std::uint64_t>(f.messages) : 0;
+        history_time_->record(t > c.history_sent ? t - c.history_sent : 0);
+    }
+    if (sending_) {
+        c.history_owed = true;  // written, freshly timed, at the end of this loop pass
+        mark_dirty(c);
+    }
+}
+
+void worker::append_fill_say(conn& c) {
+    // The text does not start with "t=", so members do not take it for a stamped say.
+    std::string& p = scratch_;
+    p.assign(R"({"type":"say","room":")");
+    p += history_room;
+    p += R"(","text":")";
+    const std::size_t text_start = p.size();
+    p += "f=";
+    append_uint(p, fill_sent_);
+    p += ';';
+    const std::size_t text_len = p.size() - text_start;
+    if (text_len < opts_.size) {
+        p.append(opts_.size - text_len, 'x');
+    }
+    p += R"(","id":)";
+    append_uint(p, fill_sent_);
+    p += '}';
+    send_text(c, p);
+    ++fill_sent_;
+}
+
+void worker::append_history(conn& c, std::uint64_t t) {
+    const std::uint64_t before = history_before(c);
+    std::string& p = scratch_;
+    p.assign(R"({"type":"history","room":")");
+    p += history_room;
+    p += R"(",)";
+    if (before > 0) {
+        p += R"("before":)";
+        append_uint(p, before);
+        p += ',';
+    }
+    p += R"("limit":)";
+    append_uint(p, opts_.history_limit);
+    p += R"(,"id":)";
+    append_uint(p, c.history_count);
+    p += '}';
+    send_text(c, p);
+    ++c.history_count;
+    c.history_sent = t;
+    c.history_waiting = true;
+    ++local_[c_history_waiting];
+}
+
+// The "before" of a reader's next request, 0 for none. Requests alternate between the newest page
+// (what a daemon keeps in memory) and a page from the oldest half of the fill: with the defaults
+// (fill 2000, limit 500) before runs over base+500 .. base+1000, older than the newest 1000 a
+// daemon keeps in memory by default, so a daemon with a history file reads those pages from it.
+// The page moves from request to request and differs between readers, so that no single page is
+// all that is read.
+std::uint64_t worker::history_before(const conn& c) const {
+    const std::uint64_t base = ctl_.history_base.load(std::memory_order_relaxed);
+    if (c.history_count % 2 == 0 || base == 0) {
+        return 0;
+    }
+    const std::uint64_t lo = base + opts_.history_limit;  // the oldest page that is a full one
+    const std::uint64_t hi = base + std::max(opts_.history_fill / 2, opts_.history_limit);
+    const std::uint64_t step = c.history_count / 2 * 37 + static_cast<std::uint64_t>(c.reader) * 101;
+    return lo + step % (hi - lo + 1);
+}
+
+// ---------------------------------------------------------------------------------------------
 void worker::mark_dirty(conn& c) {
     if (!c.dirty) {
         c.dirty = true;
@@ -648,6 +821,10 @@ void worker::flush_all() {
         if (c.fd >= 0) {
             for (; c.owed > 0; --c.owed) {
                 append_say(c, t);
+            }
+            if (c.history_owed) {
+                c.history_owed = false;
+                append_history(c, t);
             }
         }
         c.dirty = false;
@@ -715,6 +892,11 @@ void worker::close_conn(conn& c, state next) {
     c.st = next;
     c.want_out = false;
     c.in_fragment = false;
+    c.history_owed = false;
+    if (c.history_waiting) {
+        c.history_waiting = false;
+        --local_[c_history_waiting];
+    }
     c.inflight = 0;
     c.owed = 0;
     c.out_off = 0;

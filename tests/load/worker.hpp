@@ -37,6 +37,7 @@ public:
     // Valid after run() returned.
     const histogram& latency() const { return *latency_; }
     const histogram& cycle_time() const { return *cycle_time_; }
+    const histogram& history_time() const { return *history_time_; }
     const std::string& first_error() const { return first_error_; }
 
 private:
@@ -48,10 +49,13 @@ private:
         std::uint32_t index = 0;     // global connection index (churn: slot index)
         std::uint32_t room = 0;
         std::int32_t publisher = -1;
+        std::int32_t reader = -1;    // history reader index (fanout), in room "hist"
         state st = state::unused;
         bool dirty = false;          // on the flush list
         bool want_out = false;       // waiting for EPOLLOUT
         bool in_fragment = false;    // a fragmented server message is being assembled
+        bool history_owed = false;   // reader: a history request to write at the next flush
+        bool history_waiting = false;  // reader: a history request not yet answered
         std::uint32_t inflight = 0;  // publisher: says not yet echoed
         std::uint32_t owed = 0;      // publisher: says to write at the next flush
         std::int64_t last_seq = -1;
@@ -59,6 +63,8 @@ private:
         std::uint64_t deadline = 0;  // ns: setup or cycle deadline
         std::uint64_t say_t = 0;     // churn: timestamp of our say
         std::uint64_t cycle = 0;     // churn: cycles begun on this slot
+        std::uint64_t history_sent = 0;   // reader: when the request in flight was written
+        std::uint64_t history_count = 0;  // reader: history requests written
         std::size_t out_off = 0;
         std::string out;             // frames not yet written
         std::string carry;           // handshake bytes, or the unfinished tail of a frame
@@ -84,6 +90,14 @@ private:
     void send_login(conn& c);
     void send_join(conn& c);
     void append_say(conn& c, std::uint64_t t);
+    void start_fill();
+    void start_readers();
+    void on_reader_text(conn& c, const server_fields& f, std::uint64_t now);
+    void on_fill_answer(conn& c, const server_fields& f);
+    void on_history_answer(conn& c, const server_fields& f, std::uint64_t now);
+    void append_fill_say(conn& c);
+    void append_history(conn& c, std::uint64_t t);
+    std::uint64_t history_before(const conn& c) const;
     void mark_dirty(conn& c);
     void flush_all();
     void flush(conn& c);
@@ -102,6 +116,9 @@ private:
     std::vector<conn> conns_;
     std::vector<std::uint32_t> dirty_;
     std::vector<std::uint32_t> publishers_;  // slots of this worker's publishers
+    std::vector<std::uint32_t> readers_;     // slots of this worker's history readers
+    std::uint32_t filler_ = UINT32_MAX;      // slot of history reader 0, if this worker has it
+    std::uint32_t fill_sent_ = 0;            // fill says written
     std::vector<char> rbuf_;
     std::string scratch_;
     std::string scratch2_;
@@ -115,6 +132,8 @@ private:
     std::size_t next_setup_ = 0;  // next slot to connect (fanout, idle)
     std::uint32_t in_setup_ = 0;  // slots between connect and joined
     bool sending_started_ = false;
+    bool fill_started_ = false;
+    bool readers_started_ = false;
     std::uint64_t rate_start_ = 0;
     std::uint64_t rate_sent_ = 0;
     std::size_t rate_next_ = 0;
@@ -126,6 +145,7 @@ private:
     std::array<std::atomic<std::uint64_t>, counter_count> published_{};
     std::unique_ptr<histogram> latency_;
     std::unique_ptr<histogram> cycle_time_;
+    std::unique_ptr<histogram> history_time_;
     std::string first_error_;
 };
 
