@@ -187,6 +187,7 @@ std::string http_session::metrics_text() const {
     }
     in.users = hub_.users().size();
     in.rooms = hub_.rooms().size();
+    in.history = hub_.history().stats();
     in.ready = accepting_.load(std::memory_order_relaxed);
     in.version = PARLEY_VERSION;
     return render_metrics(in);

@@ -116,6 +116,17 @@ const metric metric_table[] = {
                 [](const scrape& s, std::size_t) -> sample_value { return s.in.users; }),
     from_scrape("parley_rooms", metric_type::gauge, "Rooms that exist.",
                 [](const scrape& s, std::size_t) -> sample_value { return s.in.rooms; }),
+    from_scrape("parley_history_written_total", metric_type::counter,
+                "Room messages written to the history file (0 with the memory store).",
+                [](const scrape& s, std::size_t) -> sample_value { return s.in.history.written; }),
+    from_scrape("parley_history_write_failures_total", metric_type::counter,
+                "Failed writes of a batch to the history file; the messages are kept and written again.",
+                [](const scrape& s, std::size_t) -> sample_value { return s.in.history.failures; }),
+    from_scrape("parley_history_backlog", metric_type::gauge,
+                "Room messages accepted and not yet written to the history file.",
+                [](const scrape& s, std::size_t) -> sample_value {
+                    return static_cast<std::uint64_t>(s.in.history.backlog);
+                }),
     from_workers("parley_messages_received_total", metric_type::counter,
                  "Complete WebSocket text messages received from clients.", field<&worker_counters::messages_received>),
     from_workers("parley_frames_sent_total", metric_type::counter,

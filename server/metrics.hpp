@@ -1,5 +1,6 @@
 #pragma once
 
+#include "rooms/history_store.hpp"
 #include "rooms/worker_counters.hpp"
 #include "server/process_stats.hpp"
 
@@ -15,6 +16,7 @@ struct metrics_input {
     std::vector<const rooms::worker_counters*> workers;  // summed field by field
     std::uint64_t users = 0;                             // logged-in users (registry size)
     std::uint64_t rooms = 0;                             // rooms that exist
+    rooms::history_stats history;                        // the history store's writing
     bool ready = true;                                   // false during shutdown
     std::string_view version;                            // parley_build_info{version=...}
     const process_stats* process = nullptr;              // null: read_process_stats() now

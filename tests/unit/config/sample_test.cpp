@@ -145,5 +145,20 @@ TEST(reference, docs_operations_embeds_the_current_table) {
         << "regenerate the table with parley-config-reference";
 }
 
+TEST(sample_file, the_history_file_lies_in_the_units_state_directory) {
+    // systemd makes /var/lib/<StateDirectory> writable for the service (the rest of the file
+    // system is read-only under ProtectSystem=strict): the default file must be inside it.
+    std::string unit = read(std::string(PARLEY_SOURCE_DIR) + "/config/parleyd.service");
+    auto at = unit.find("\nStateDirectory=");
+    ASSERT_NE(at, std::string::npos) << "the unit declares no StateDirectory";
+    auto begin = at + std::string("\nStateDirectory=").size();
+    std::string state_dir = "/var/lib/" + unit.substr(begin, unit.find('\n', begin) - begin) + "/";
+    EXPECT_EQ(settings{}.history_path.rfind(state_dir, 0), 0u) << settings{}.history_path << " vs " << state_dir;
+    load_result sample = load({.path = sample_path, .overrides = {}});
+    ASSERT_TRUE(sample.ok());
+    EXPECT_EQ(sample.value.history_path, settings{}.history_path);
+    EXPECT_EQ(sample.value.history_store, "sqlite");
+}
+
 }  // namespace
 }  // namespace parley::config
