@@ -72,7 +72,7 @@ struct settings {
     std::string history_store = "sqlite";  // sqlite (a file, survives restarts) or memory
     std::string history_path = "/var/lib/parley/history.db";  // the SQLite file
     std::uint32_t history_flush_interval_ms = 50;  // longest a message waits to be written
-    std::size_t history_batch_size = 1000;         // messages written at once when this many wait
+    std::size_t history_batch_size = 10000;        // messages written at once when this many wait
     std::size_t history_retain_messages = 100000;  // per room in the file; 0: no limit
     double history_retain_days = 0;                // older messages are deleted; 0: kept
 

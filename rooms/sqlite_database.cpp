@@ -43,6 +43,14 @@ sqlite_statement& sqlite_statement::bind(int index, std::string_view text) {
     return *this;
 }
 
+sqlite_statement& sqlite_statement::bind_blob(int index, std::string_view bytes) {
+    if (int rc = sqlite3_bind_blob(statement_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_STATIC);
+        rc != SQLITE_OK) {
+        fail(rc, "binding a value");
+    }
+    return *this;
+}
+
 bool sqlite_statement::step() {
     int rc = sqlite3_step(statement_);
     if (rc == SQLITE_ROW) {
@@ -62,8 +70,14 @@ void sqlite_statement::run() {
 }
 
 void sqlite_statement::reset() {
+    // Bindings are kept: every use binds all parameters again.
     sqlite3_reset(statement_);
-    sqlite3_clear_bindings(statement_);
+}
+
+std::string_view sqlite_statement::blob(int column) const {
+    const auto* data = static_cast<const char*>(sqlite3_column_blob(statement_, column));
+    int size = sqlite3_column_bytes(statement_, column);
+    return data ? std::string_view(data, static_cast<std::size_t>(size)) : std::string_view{};
 }
 
 std::string_view sqlite_statement::text(int column) const {

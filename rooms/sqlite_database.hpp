@@ -27,6 +27,7 @@ public:
 
     sqlite_statement& bind(int index, std::int64_t value);
     sqlite_statement& bind(int index, std::string_view text);
+    sqlite_statement& bind_blob(int index, std::string_view bytes);
     // True while a row is ready; false when done. Throws sqlite_error on failure.
     bool step();
     // Runs a statement that returns no rows, then resets it.
@@ -35,6 +36,7 @@ public:
 
     std::int64_t integer(int column) const { return sqlite3_column_int64(statement_, column); }
     std::string_view text(int column) const;
+    std::string_view blob(int column) const;
     bool is_null(int column) const { return sqlite3_column_type(statement_, column) == SQLITE_NULL; }
 
 private:

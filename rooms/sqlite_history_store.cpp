@@ -1,6 +1,6 @@
 #include "rooms/sqlite_history_store.hpp"
 
-#include "protocol/frame_encoder.hpp"
+#include "rooms/history_chunk_reader.hpp"
 #include "rooms/sqlite_database.hpp"
 #include "rooms/sqlite_history_writer.hpp"
 #include "rooms/sqlite_room_log.hpp"
@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -32,15 +33,19 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS rooms (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
-    reserved_seq INTEGER NOT NULL
+    reserved_seq INTEGER NOT NULL,
+    first_seq INTEGER NOT NULL DEFAULT 0
 );
-CREATE TABLE IF NOT EXISTS messages (
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
     room_id INTEGER NOT NULL,
-    seq INTEGER NOT NULL,
-    ts INTEGER NOT NULL,
-    payload TEXT NOT NULL,
-    PRIMARY KEY (room_id, seq)
-) WITHOUT ROWID;
+    first_seq INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL,
+    last_ts INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    data BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_by_room ON chunks (room_id, last_seq);
 )sql";
 
 std::int64_t now_millis() {
@@ -97,6 +102,11 @@ std::int64_t pragma_integer(sqlite_connection& db, std::string_view pragma) {
 // Makes or checks the schema; returns the database's epoch (made with the file, so clients'
 // seqs stay valid across restarts).
 std::int64_t prepare_schema(sqlite_connection& db) {
+    // Only takes effect on a new file (before its first write, which the WAL switch below is).
+    // Large pages: the writer appends chunks of a few kilobytes per room, and every page is a
+    // frame written to the log and later copied into the file; 64 KiB pages cut those system
+    // calls, which were most of the writer's time, several-fold (performance.md).
+    db.exec("PRAGMA page_size = 65536");
     {
         auto mode = db.prepare("PRAGMA journal_mode = WAL");
         std::string got = mode.step() ? std::string(mode.text(0)) : std::string();
@@ -137,31 +147,19 @@ std::int64_t prepare_schema(sqlite_connection& db) {
     return epoch.integer(0);
 }
 
-// A stored message back as a frame: the payload under a fresh header, as the encoder makes it.
-shared_frame frame_of(std::string_view payload) {
-    std::size_t header = protocol::frame_header_size(payload.size());
-    shared_frame frame = shared_frame::allocate(header + payload.size());
-    protocol::write_frame_header(frame.fill(), protocol::opcode::text, payload.size());
-    std::memcpy(frame.fill() + header, payload.data(), payload.size());
-    return frame;
-}
-
 class sqlite_history_store final : public history_store {
 public:
     explicit sqlite_history_store(const sqlite_history_options& options)
         : options_(options),
           setup_(options.path, false),
           epoch_(prepare_schema(setup_)),
-          find_room_(setup_.prepare("SELECT id, reserved_seq FROM rooms WHERE name = ?1")),
-          bounds_(setup_.prepare("SELECT min(seq), max(seq) FROM messages WHERE room_id = ?1")),
-          newest_(setup_.prepare("SELECT seq, ts, payload FROM messages WHERE room_id = ?1 AND ts >= ?2 "
-                                 "ORDER BY seq DESC LIMIT ?3")),
+          find_room_(setup_.prepare("SELECT id, reserved_seq, first_seq FROM rooms WHERE name = ?1")),
+          last_seq_(setup_.prepare("SELECT max(last_seq) FROM chunks WHERE room_id = ?1")),
+          first_seq_(setup_.prepare("SELECT first_seq FROM chunks WHERE room_id = ?1 ORDER BY last_seq LIMIT 1")),
+          loader_(setup_),
           writer_(options),
           reader_db_(options.path, true),
-          read_newest_(reader_db_.prepare("SELECT payload FROM messages WHERE room_id = ?1 AND seq > ?2 AND "
-                                          "seq < ?3 AND ts >= ?4 ORDER BY seq DESC LIMIT ?5")),
-          read_oldest_(reader_db_.prepare("SELECT payload FROM messages WHERE room_id = ?1 AND seq > ?2 AND "
-                                          "seq < ?3 AND ts >= ?4 ORDER BY seq LIMIT ?5")),
+          chunks_(reader_db_),
           reader_([this] { read_loop(); }) {}
 
     ~sqlite_history_store() override {
@@ -236,26 +234,23 @@ private:
         }
         std::int64_t id = find_room_.integer(0);
         std::int64_t reserved = find_room_.integer(1);
+        std::int64_t retained_from = find_room_.integer(2);  // retention by count may cut a chunk
         find_room_.reset();
 
-        bounds_.bind(1, id);
-        bounds_.step();
-        bool any = !bounds_.is_null(0);
-        std::int64_t first = any ? bounds_.integer(0) : sqlite_room_log::no_seq;
-        std::int64_t last = any ? bounds_.integer(1) : 0;
-        bounds_.reset();
+        last_seq_.bind(1, id);
+        std::int64_t last = last_seq_.step() && !last_seq_.is_null(0) ? last_seq_.integer(0) : 0;
+        last_seq_.reset();
+        first_seq_.bind(1, id);
+        std::int64_t first = first_seq_.step() ? std::max(first_seq_.integer(0), retained_from)
+                                               : sqlite_room_log::no_seq;
+        first_seq_.reset();
 
         auto log = std::make_unique<sqlite_room_log>(writer_, name, id, epoch_, std::max(reserved, last), memory,
                                                      options_.max_age_ms);
         log->set_stored_first(first);
-        std::vector<std::tuple<std::int64_t, std::int64_t, shared_frame>> newest;
-        newest_.bind(1, id).bind(2, cutoff()).bind(3, static_cast<std::int64_t>(memory));
-        while (newest_.step()) {
-            newest.emplace_back(newest_.integer(0), newest_.integer(1), frame_of(newest_.text(2)));
-        }
-        newest_.reset();
-        for (auto it = newest.rbegin(); it != newest.rend(); ++it) {
-            log->load(std::get<0>(*it), std::get<1>(*it), std::move(std::get<2>(*it)));
+        chunk_query newest{id, 0, std::numeric_limits<std::int64_t>::max(), memory, first, cutoff()};
+        for (stored_message& m : loader_.newest(newest)) {
+            log->load(m.seq, m.ts, std::move(m.frame));
         }
         return log;
     }
@@ -288,18 +283,15 @@ private:
     std::vector<shared_frame> read(sqlite_room_log& log, const stored_read& what) {
         std::vector<shared_frame> out;
         std::int64_t room = log.room_id();
-        if (room < 0 || what.limit == 0) {
+        std::int64_t first = log.stored_first();
+        if (room < 0 || what.limit == 0 || first == sqlite_room_log::no_seq) {
             return out;
         }
-        sqlite_statement& query = what.newest_first ? read_newest_ : read_oldest_;
-        query.bind(1, room).bind(2, what.after).bind(3, what.below).bind(4, cutoff());
-        query.bind(5, static_cast<std::int64_t>(std::min<std::size_t>(what.limit, INT32_MAX)));
-        while (query.step()) {
-            out.push_back(frame_of(query.text(0)));
-        }
-        query.reset();
-        if (what.newest_first) {
-            std::reverse(out.begin(), out.end());
+        chunk_query q{room, what.after, what.below, what.limit, first, cutoff()};
+        auto found = what.newest_first ? chunks_.newest(q) : chunks_.oldest(q);
+        out.reserve(found.size());
+        for (stored_message& m : found) {
+            out.push_back(std::move(m.frame));
         }
         return out;
     }
@@ -308,15 +300,15 @@ private:
     sqlite_connection setup_;  // schema, then loading rooms (under open_mutex_)
     std::int64_t epoch_;
     sqlite_statement find_room_;
-    sqlite_statement bounds_;
-    sqlite_statement newest_;
+    sqlite_statement last_seq_;
+    sqlite_statement first_seq_;
+    history_chunk_reader loader_;  // on setup_
     std::mutex open_mutex_;
     std::unordered_map<std::string, std::unique_ptr<sqlite_room_log>> logs_;
     sqlite_history_writer writer_;
 
     sqlite_connection reader_db_;
-    sqlite_statement read_newest_;
-    sqlite_statement read_oldest_;
+    history_chunk_reader chunks_;  // on reader_db_, for the reader thread
     std::mutex read_mutex_;
     std::condition_variable read_wake_;
     std::deque<read_job> reads_;
@@ -327,6 +319,12 @@ private:
 }  // namespace
 
 std::unique_ptr<history_store> open_sqlite_history_store(const sqlite_history_options& options) {
+    static std::once_flag configured;
+    std::call_once(configured, [] {
+        // SQLite's memory statistics take a global mutex on every allocation; nothing here reads
+        // them. Only possible before SQLite initializes, hence once, before the first open.
+        sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    });
     check_location(options.path);
     return std::make_unique<sqlite_history_store>(options);
 }

@@ -16,7 +16,7 @@ struct sqlite_history_options {
     std::string path;                    // the database file; made when missing
     std::size_t memory_per_room = 1000;  // newest messages per room also kept in memory
     std::chrono::milliseconds flush_interval{50};  // longest a message waits to be written
-    std::size_t batch_size = 1000;       // this many waiting messages are written at once
+    std::size_t batch_size = 10000;      // this many waiting messages are written at once
     std::size_t retain_messages = 0;     // per room in the file; 0: no limit
     std::int64_t max_age_ms = 0;         // older messages are deleted; 0: no limit
     // Told of write failures (the messages are kept and written again) and other trouble.

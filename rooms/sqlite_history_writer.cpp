@@ -9,9 +9,13 @@
 namespace parley::rooms {
 
 namespace {
-// Expired rows deleted per room per pass: a long-stopped daemon with a short age limit deletes
+// Expired chunks deleted per room per pass: a long-stopped daemon with a short age limit deletes
 // its backlog over several passes, each between two batches, so no batch waits long for it.
-constexpr std::int64_t expire_rows_per_pass = 5000;
+constexpr std::int64_t expire_chunks_per_pass = 500;
+// A room's chunk is inserted when it reaches either size, so a read decodes little it does
+// not need and a row stays a few pages long.
+constexpr std::size_t chunk_max_messages = 256;
+constexpr std::size_t chunk_max_bytes = 64 * 1024;
 // Failed writes of the final batch at stop before giving up on it (and saying so).
 constexpr int stop_attempts = 3;
 
@@ -34,16 +38,18 @@ void sqlite_room_log::stored(std::int64_t seq, std::int64_t ts, const protocol::
 sqlite_history_writer::sqlite_history_writer(const sqlite_history_options& options)
     : options_(options),
       db_(options.path, false),
-      insert_message_(db_.prepare("INSERT OR REPLACE INTO messages(room_id, seq, ts, payload) VALUES(?1, ?2, ?3, ?4)")),
+      insert_chunk_(db_.prepare("INSERT INTO chunks(room_id, first_seq, last_seq, last_ts, count, data) "
+                                "VALUES(?1, ?2, ?3, ?4, ?5, ?6)")),
       insert_room_(db_.prepare("INSERT INTO rooms(name, reserved_seq) VALUES(?1, ?2) ON CONFLICT(name) DO NOTHING")),
       room_id_(db_.prepare("SELECT id FROM rooms WHERE name = ?1")),
       room_ids_(db_.prepare("SELECT id FROM rooms")),
       reserve_(db_.prepare("UPDATE rooms SET reserved_seq = ?2 WHERE id = ?1")),
-      count_(db_.prepare("SELECT count(*) FROM messages WHERE room_id = ?1")),
-      nth_seq_(db_.prepare("SELECT seq FROM messages WHERE room_id = ?1 ORDER BY seq LIMIT 1 OFFSET ?2")),
-      delete_below_(db_.prepare("DELETE FROM messages WHERE room_id = ?1 AND seq < ?2")),
-      first_seq_(db_.prepare("SELECT min(seq) FROM messages WHERE room_id = ?1")),
-      oldest_rows_(db_.prepare("SELECT seq, ts FROM messages WHERE room_id = ?1 ORDER BY seq LIMIT ?2")) {
+      retain_from_(db_.prepare("UPDATE rooms SET first_seq = ?2 WHERE id = ?1")),
+      count_(db_.prepare("SELECT coalesce(sum(count), 0) FROM chunks WHERE room_id = ?1")),
+      oldest_chunks_(db_.prepare("SELECT first_seq, last_seq, count, last_ts FROM chunks WHERE room_id = ?1 "
+                                 "ORDER BY last_seq LIMIT ?2")),
+      delete_through_(db_.prepare("DELETE FROM chunks WHERE room_id = ?1 AND last_seq <= ?2")),
+      first_seq_(db_.prepare("SELECT first_seq FROM chunks WHERE room_id = ?1 ORDER BY last_seq LIMIT 1")) {
     // WAL with NORMAL sync: a commit is in the log file when COMMIT returns, so a killed daemon
     // loses nothing committed; only a power cut can lose the commits since the last checkpoint.
     db_.exec("PRAGMA synchronous = NORMAL");
@@ -164,6 +170,7 @@ bool sqlite_history_writer::write(const std::vector<pending>& batch) {
         }
         for (sqlite_room_log* log : touched) {
             log->batch_first_ = log->batch_last_ = log->batch_count_ = 0;
+            log->chunk_.clear();
         }
         failures_.fetch_add(1, std::memory_order_relaxed);
         report(std::string("writing ") + std::to_string(batch.size()) + " messages failed (kept, retrying): " +
@@ -197,15 +204,14 @@ void sqlite_history_writer::write_rows(const std::vector<pending>& batch, std::v
                                        std::vector<sqlite_room_log*>& new_rooms) {
     for (const pending& p : batch) {
         sqlite_room_log& log = *p.log;
-        std::int64_t room = log.room_id();
-        if (room < 0) {
+        if (log.room_id() < 0) {
             insert_room_.bind(1, log.name()).bind(2, log.reserved_).run();
             room_id_.bind(1, log.name());
             if (!room_id_.step()) {
                 room_id_.reset();
                 throw sqlite_error(db_.path() + ": the row of room '" + log.name() + "' vanished");
             }
-            room = room_id_.integer(0);
+            std::int64_t room = room_id_.integer(0);
             room_id_.reset();
             log.set_room_id(room);
             by_room_[room] = &log;
@@ -217,9 +223,35 @@ void sqlite_history_writer::write_rows(const std::vector<pending>& batch, std::v
         }
         log.batch_last_ = p.seq;
         ++log.batch_count_;
-        insert_message_.bind(1, room).bind(2, p.seq).bind(3, p.ts).bind(4, protocol::frame_payload(p.message.view()));
-        insert_message_.run();
+        log.chunk_.add(p.seq, p.ts, protocol::frame_payload(p.message.view()));
+        if (log.chunk_.count() >= chunk_max_messages || log.chunk_.size_bytes() >= chunk_max_bytes) {
+            write_chunk(log);
+        }
     }
+    for (sqlite_room_log* log : touched) {
+        if (!log->chunk_.empty()) {
+            write_chunk(*log);
+        }
+    }
+}
+
+void sqlite_history_writer::write_chunk(sqlite_room_log& log) {
+    const history_chunk& c = log.chunk_;
+    insert_chunk_.bind(1, log.room_id())
+        .bind(2, c.first_seq())
+        .bind(3, c.last_seq())
+        .bind(4, c.last_ts())
+        .bind(5, static_cast<std::int64_t>(c.count()))
+        .bind_blob(6, c.bytes());
+    insert_chunk_.run();
+    log.chunk_.clear();
+}
+
+std::int64_t sqlite_history_writer::first_stored_seq(std::int64_t room) {
+    first_seq_.bind(1, room);
+    std::int64_t first = first_seq_.step() ? first_seq_.integer(0) : sqlite_room_log::no_seq;
+    first_seq_.reset();
+    return first;
 }
 
 void sqlite_history_writer::reserve_seqs(const std::vector<sqlite_room_log*>& touched,
@@ -238,28 +270,61 @@ void sqlite_history_writer::keep_newest(sqlite_room_log& log) {
         return;
     }
     std::int64_t room = log.room_id();
+    std::int64_t first = log.stored_first();
     if (log.stored_count_ < 0) {
+        // Every message of the chunks, less those of the oldest chunk below the first retained.
         count_.bind(1, room);
         log.stored_count_ = count_.step() ? count_.integer(0) : 0;
         count_.reset();
+        std::int64_t oldest = first_stored_seq(room);
+        if (oldest != sqlite_room_log::no_seq && first != sqlite_room_log::no_seq && first > oldest) {
+            log.stored_count_ -= first - oldest;
+        }
     }
     std::int64_t excess = log.stored_count_ - static_cast<std::int64_t>(options_.retain_messages);
     if (excess <= 0) {
         return;
     }
-    // The oldest seq to keep: found by skipping the excess from the low end, which touches only
-    // rows about to go (the few this batch added beyond the limit).
-    nth_seq_.bind(1, room).bind(2, excess);
-    bool found = nth_seq_.step();
-    std::int64_t keep_from = found ? nth_seq_.integer(0) : 0;
-    nth_seq_.reset();
-    if (!found) {
-        log.stored_count_ = -1;  // fewer rows than counted: count again next time
-        return;
+    // The first seq to keep: walk the oldest chunks, counting only messages at or above the
+    // current first (seqs within a chunk are consecutive: one run wrote them in one pass). Whole
+    // chunks below it are deleted; one cut in the middle stays, its older part hidden by the
+    // first retained seq.
+    std::int64_t left = excess;
+    std::int64_t keep_from = first;
+    std::int64_t delete_through = 0;
+    oldest_chunks_.bind(1, room).bind(2, 1024);
+    while (left > 0 && oldest_chunks_.step()) {
+        std::int64_t chunk_first = std::max(oldest_chunks_.integer(0), first);
+        std::int64_t chunk_last = oldest_chunks_.integer(1);
+        if (chunk_last < chunk_first) {
+            delete_through = chunk_last;
+            continue;
+        }
+        std::int64_t live = chunk_last - chunk_first + 1;
+        if (live <= left) {
+            left -= live;
+            delete_through = chunk_last;
+            keep_from = chunk_last + 1;
+        } else {
+            keep_from = chunk_first + left;
+            left = 0;
+        }
     }
-    delete_below_.bind(1, room).bind(2, keep_from).run();
-    log.stored_count_ -= sqlite3_changes(db_.handle());
-    log.set_stored_first(keep_from);
+    oldest_chunks_.reset();
+    if (delete_through > 0) {
+        delete_through_.bind(1, room).bind(2, delete_through).run();
+    }
+    log.stored_count_ -= excess - left;
+    if (left > 0) {
+        log.stored_count_ = -1;  // fewer than counted: count again next time
+    }
+    std::int64_t oldest = first_stored_seq(room);
+    std::int64_t new_first = oldest == sqlite_room_log::no_seq ? oldest : std::max(keep_from, oldest);
+    if (new_first != sqlite_room_log::no_seq && new_first > oldest) {
+        // Part of the oldest chunk is gone: the room's row remembers where retention begins.
+        retain_from_.bind(1, room).bind(2, new_first).run();
+    }
+    log.set_stored_first(new_first);
 }
 
 sqlite_room_log* sqlite_history_writer::log_of_room(std::int64_t room_id) {
@@ -287,35 +352,32 @@ bool sqlite_history_writer::expire_old() {
     db_.exec("BEGIN IMMEDIATE");
     try {
         for (std::int64_t room : rooms) {
-            // Rows go oldest first; times grow with seq, so the expired ones are a prefix.
-            oldest_rows_.bind(1, room).bind(2, expire_rows_per_pass + 1);
+            // Chunks go oldest first and times grow with seq, so the expired chunks (every
+            // message older than the cutoff) are a prefix. A chunk only partly expired stays;
+            // reads skip its expired messages.
+            oldest_chunks_.bind(1, room).bind(2, expire_chunks_per_pass + 1);
             std::int64_t last_expired = -1;
             std::int64_t expired = 0;
-            while (oldest_rows_.step()) {
-                if (oldest_rows_.integer(1) >= cutoff) {
+            while (oldest_chunks_.step()) {
+                if (oldest_chunks_.integer(3) >= cutoff) {
                     break;
                 }
-                if (expired == expire_rows_per_pass) {
+                if (expired == expire_chunks_per_pass) {
                     more = true;
                     break;
                 }
-                last_expired = oldest_rows_.integer(0);
+                last_expired = oldest_chunks_.integer(1);
                 ++expired;
             }
-            oldest_rows_.reset();
+            oldest_chunks_.reset();
             if (expired == 0) {
                 continue;
             }
-            delete_below_.bind(1, room).bind(2, last_expired + 1).run();
-            int deleted = sqlite3_changes(db_.handle());
+            delete_through_.bind(1, room).bind(2, last_expired).run();
             if (sqlite_room_log* log = log_of_room(room)) {
-                if (log->stored_count_ >= 0) {
-                    log->stored_count_ -= deleted;
-                }
-                first_seq_.bind(1, room);
-                bool any = first_seq_.step() && !first_seq_.is_null(0);
-                log->set_stored_first(any ? first_seq_.integer(0) : sqlite_room_log::no_seq);
-                first_seq_.reset();
+                log->stored_count_ = -1;
+                std::int64_t first = first_stored_seq(room);
+                log->set_stored_first(first == sqlite_room_log::no_seq ? first : std::max(first, log->stored_first()));
             }
         }
         db_.exec("COMMIT");

@@ -18,7 +18,8 @@ class sqlite_room_log;
 
 // The one thread that writes history to the database. Workers queue each message (a mutex and a
 // push: no I/O, no waiting on the disk); the thread writes the queue in one transaction every
-// flush interval, or sooner when batch_size messages wait, then enforces retention.
+// flush interval, or sooner when batch_size messages wait, as one chunk row per room (see
+// history_chunk), then enforces retention.
 //
 // Seq reservation: each room's row holds reserved_seq, kept at least `reserve_ahead / 2` above
 // the room's highest written seq in the same transaction as its messages. After a crash a room
@@ -56,6 +57,9 @@ private:
     bool write(const std::vector<pending>& batch);
     void write_rows(const std::vector<pending>& batch, std::vector<sqlite_room_log*>& touched,
                     std::vector<sqlite_room_log*>& new_rooms);
+    void write_chunk(sqlite_room_log& log);
+    // Lowest seq of the room's oldest chunk, or none.
+    std::int64_t first_stored_seq(std::int64_t room);
     void reserve_seqs(const std::vector<sqlite_room_log*>& touched,
                       std::vector<std::pair<sqlite_room_log*, std::int64_t>>& previous);
     sqlite_room_log* log_of_room(std::int64_t room_id);
@@ -67,16 +71,16 @@ private:
 
     sqlite_history_options options_;
     sqlite_connection db_;
-    sqlite_statement insert_message_;
+    sqlite_statement insert_chunk_;
     sqlite_statement insert_room_;
     sqlite_statement room_id_;
     sqlite_statement room_ids_;
     sqlite_statement reserve_;
+    sqlite_statement retain_from_;
     sqlite_statement count_;
-    sqlite_statement nth_seq_;
-    sqlite_statement delete_below_;
+    sqlite_statement oldest_chunks_;
+    sqlite_statement delete_through_;
     sqlite_statement first_seq_;
-    sqlite_statement oldest_rows_;
 
     mutable std::mutex mutex_;
     std::condition_variable wake_;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "rooms/history_chunk.hpp"
 #include "rooms/history_store.hpp"
 
 #include <atomic>
@@ -42,10 +43,11 @@ public:
     // Writer-only.
     std::int64_t reserved_;          // seqs up to this are reserved in the file (see the writer)
     std::int64_t written_last_ = 0;  // highest seq written by this run; 0: none yet
-    std::int64_t stored_count_ = -1; // rows in the file; -1: not counted yet
+    std::int64_t stored_count_ = -1; // retained messages in the file; -1: not counted yet
     std::int64_t batch_first_ = 0;   // of the batch being written
     std::int64_t batch_last_ = 0;    //   (0: not in this batch)
     std::int64_t batch_count_ = 0;
+    history_chunk chunk_;            // this room's messages of the batch, not yet inserted
 
 private:
     void stored(std::int64_t seq, std::int64_t ts, const protocol::shared_frame& message) override;
