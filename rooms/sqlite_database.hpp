@@ -61,6 +61,11 @@ public:
     // Runs one or more statements that return no rows.
     void exec(std::string_view sql);
     sqlite_statement prepare(std::string_view sql) { return sqlite_statement(db_, sql, path_); }
+    // Caps this connection's page cache at about kib KiB; returns *this (for initializer lists).
+    sqlite_connection& limit_cache(int kib) {
+        exec("PRAGMA cache_size = -" + std::to_string(kib));
+        return *this;
+    }
     const std::string& path() const { return path_; }
     sqlite3* handle() { return db_; }
 

@@ -156,10 +156,10 @@ public:
           find_room_(setup_.prepare("SELECT id, reserved_seq, first_seq FROM rooms WHERE name = ?1")),
           last_seq_(setup_.prepare("SELECT max(last_seq) FROM chunks WHERE room_id = ?1")),
           first_seq_(setup_.prepare("SELECT first_seq FROM chunks WHERE room_id = ?1 ORDER BY last_seq LIMIT 1")),
-          loader_(setup_),
+          loader_(setup_.limit_cache(256)),
           writer_(options),
           reader_db_(options.path, true),
-          chunks_(reader_db_),
+          chunks_(reader_db_.limit_cache(1024)),
           reader_([this] { read_loop(); }) {}
 
     ~sqlite_history_store() override {

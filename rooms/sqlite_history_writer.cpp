@@ -53,6 +53,10 @@ sqlite_history_writer::sqlite_history_writer(const sqlite_history_options& optio
     // WAL with NORMAL sync: a commit is in the log file when COMMIT returns, so a killed daemon
     // loses nothing committed; only a power cut can lose the commits since the last checkpoint.
     db_.exec("PRAGMA synchronous = NORMAL");
+    // The writer touches the right edge of the chunk table and its index, and the oldest pages
+    // when retention deletes: 16 pages of 64 KiB hold that; older pages come from the operating
+    // system's cache. (SQLite's default, 2 MiB per connection, only grows the daemon.)
+    db_.limit_cache(1024);
     thread_ = std::thread([this] { run(); });
 }
 
