@@ -5,6 +5,8 @@
 #include "rooms/sqlite_history_writer.hpp"
 #include "rooms/sqlite_room_log.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -147,10 +149,44 @@ std::int64_t prepare_schema(sqlite_connection& db) {
     return epoch.integer(0);
 }
 
+// Two daemons writing one file would give the same seqs to different messages. The store holds
+// an exclusive lock on PATH.lock for its lifetime (the kernel drops it when the process dies,
+// however it dies), and a second daemon on the same file is refused at start.
+class owner_lock {
+public:
+    explicit owner_lock(const std::string& path) : lock_path_(path + ".lock") {
+        fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+        if (fd_ < 0) {
+            refuse(path, "cannot make the lock file " + lock_path_ + ": " + std::strerror(errno));
+        }
+        if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+            int error = errno;
+            ::close(fd_);
+            fd_ = -1;
+            if (error == EWOULDBLOCK) {
+                refuse(path, "in use by another parleyd (it holds the lock on " + lock_path_ + ")");
+            }
+            refuse(path, "cannot lock " + lock_path_ + ": " + std::strerror(error));
+        }
+    }
+    ~owner_lock() {
+        if (fd_ >= 0) {
+            ::close(fd_);
+        }
+    }
+    owner_lock(const owner_lock&) = delete;
+    owner_lock& operator=(const owner_lock&) = delete;
+
+private:
+    std::string lock_path_;
+    int fd_ = -1;
+};
+
 class sqlite_history_store final : public history_store {
 public:
     explicit sqlite_history_store(const sqlite_history_options& options)
         : options_(options),
+          lock_(options.path),
           setup_(options.path, false),
           epoch_(prepare_schema(setup_)),
           find_room_(setup_.prepare("SELECT id, reserved_seq, first_seq FROM rooms WHERE name = ?1")),
@@ -297,6 +333,7 @@ private:
     }
 
     sqlite_history_options options_;
+    owner_lock lock_;          // before the connections: nothing touches the file without it
     sqlite_connection setup_;  // schema, then loading rooms (under open_mutex_)
     std::int64_t epoch_;
     sqlite_statement find_room_;

@@ -188,6 +188,21 @@ TEST(DurableHistoryStart, ACorruptDatabaseStopsTheStartNamingFileAndReason) {
     }
 }
 
+TEST(DurableHistoryStart, ASecondDaemonOnTheSameFileDoesNotStart) {
+    temp_dir dir;
+    std::string path = dir.file("history.db");
+    daemon_process first({"--history-path", path});
+    try {
+        daemon_process second({"--history-path", path});
+        FAIL() << "two daemons write one history file";
+    } catch (const std::runtime_error& e) {
+        std::string what = e.what();
+        EXPECT_NE(what.find("not starting: history: " + path + ": in use by another parleyd"), std::string::npos)
+            << what;
+    }
+    EXPECT_TRUE(first.running()) << "the first one goes on";
+}
+
 TEST(DurableHistoryStart, AnUnusableDirectoryStopsTheStartNamingIt) {
     temp_dir dir;
     std::string file = dir.file("plain");

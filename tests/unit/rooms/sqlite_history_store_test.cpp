@@ -236,6 +236,21 @@ TEST_F(sqlite_history_store_test, messages_are_written_within_the_flush_interval
     EXPECT_EQ(store->stats().written, 3u);
 }
 
+TEST_F(sqlite_history_store_test, a_second_store_on_the_same_file_is_refused_while_the_first_runs) {
+    {
+        auto first = open();
+        try {
+            open();
+            FAIL() << "two stores write one file";
+        } catch (const sqlite_error& e) {
+            std::string what = e.what();
+            EXPECT_NE(what.find(options_.path), std::string::npos) << what;
+            EXPECT_NE(what.find("in use by another parleyd"), std::string::npos) << what;
+        }
+    }
+    EXPECT_NO_THROW(open()) << "the lock goes with the store";
+}
+
 TEST_F(sqlite_history_store_test, a_file_that_is_not_a_database_is_refused_by_name) {
     std::ofstream(options_.path) << std::string(8192, 'x');
     try {
