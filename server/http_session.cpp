@@ -157,7 +157,67 @@ void http_session::route() {
         respond(http::status::ok, metrics_text(), keep_alive, "text/plain; version=0.0.4; charset=utf-8");
         return;
     }
+    if (path == "/client.json") {
+        if (!read_only) {
+            respond(http::status::method_not_allowed, "use GET\n", keep_alive);
+            return;
+        }
+        prepare_response(http::status::ok, client_settings_json(settings), keep_alive, "application/json");
+        response_->set(http::field::cache_control, "no-store");
+        write_response(!keep_alive);
+        return;
+    }
+    web_request page_request{to_view(req.method_string()), path, to_view(req[http::field::if_none_match]),
+                             to_view(req[http::field::accept_encoding])};
+    if (auto answer = answer_web_request(page_request)) {
+        respond_page_file(*answer, keep_alive);
+        return;
+    }
     respond(http::status::not_found, "not found\n", keep_alive);
+}
+
+void http_session::respond_page_file(const web_answer& answer, bool keep_alive) {
+    if (answer.status == web_status::method_not_allowed) {
+        prepare_response(http::status::method_not_allowed, "use GET\n", keep_alive);
+        response_->set(http::field::allow, "GET, HEAD");
+        write_response(!keep_alive);
+        return;
+    }
+    bool not_modified = answer.status == web_status::not_modified;
+    file_response_.emplace(not_modified ? http::status::not_modified : http::status::ok, 11);
+    auto& res = *file_response_;
+    res.set(http::field::server, "parleyd");
+    res.set(http::field::etag, answer.etag());
+    // Revalidate every time: a new parleyd must never run an old page. The ETag makes that a
+    // 304 of a few hundred bytes.
+    res.set(http::field::cache_control, "no-cache");
+    res.set(http::field::vary, "Accept-Encoding");
+    res.set("X-Content-Type-Options", "nosniff");
+    if (answer.asset->path == "/") {
+        // The page runs only its own scripts and styles, talks only to its own origin, and is
+        // never framed: injected markup could do nothing even if the page rendered any.
+        res.set("Content-Security-Policy",
+                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                "connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; "
+                "frame-ancestors 'none'");
+        res.set("Referrer-Policy", "no-referrer");
+    }
+    res.keep_alive(keep_alive);
+    if (!not_modified) {  // a 304 has no body and no Content-Type/Length: the client keeps what it has
+        res.set(http::field::content_type, answer.asset->content_type);
+        if (answer.gzip) {
+            res.set(http::field::content_encoding, "gzip");
+        }
+        std::string_view body = answer.body();
+        res.content_length(body.size());
+        if (!answer.head) {
+            res.body() = http::span_body<const char>::value_type(body.data(), body.size());
+        }
+    }
+    http::async_write(stream_, res,
+                      [self = shared_from_this(), close_after = !keep_alive](boost::system::error_code ec, std::size_t) {
+                          self->on_write(ec, close_after);
+                      });
 }
 
 void http_session::route_admin(std::string_view path) {
@@ -271,6 +331,12 @@ void http_session::on_upgrade_written(boost::system::error_code ec) {
 }
 
 void http_session::respond(http::status status, std::string body, bool keep_alive, std::string_view content_type) {
+    prepare_response(status, std::move(body), keep_alive, content_type);
+    write_response(!keep_alive);
+}
+
+void http_session::prepare_response(http::status status, std::string body, bool keep_alive,
+                                    std::string_view content_type) {
     response_.emplace(status, 11);
     response_->set(http::field::server, "parleyd");
     response_->set(http::field::content_type, content_type);
@@ -280,7 +346,6 @@ void http_session::respond(http::status status, std::string body, bool keep_aliv
     response_->body() = std::move(body);
     response_->keep_alive(keep_alive);
     response_->prepare_payload();
-    write_response(!keep_alive);
 }
 
 void http_session::write_response(bool close_after) {

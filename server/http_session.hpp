@@ -3,11 +3,13 @@
 #include "rooms/worker_counters.hpp"
 #include "server/connection_limiter.hpp"
 #include "server/http_stream.hpp"
+#include "server/web_page.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/span_body.hpp>
 #include <boost/beast/http/string_body.hpp>
 
 #include <atomic>
@@ -47,16 +49,22 @@ private:
     // Requests may carry a small body (the admin API's JSON); other routes ignore it.
     using request_parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
     using response = boost::beast::http::response<boost::beast::http::string_body>;
+    // The page's files are sent from the binary's read-only data, never copied.
+    using file_response = boost::beast::http::response<boost::beast::http::span_body<const char>>;
 
     void arm_deadline();
     void do_read();
     void on_read(boost::system::error_code ec);
     void route();
     void route_admin(std::string_view path);
+    void respond_page_file(const web_answer& answer, bool keep_alive);
     void upgrade();
     void reject(rooms::reject_reason reason, boost::beast::http::status status, std::string body);
     void respond(boost::beast::http::status status, std::string body, bool keep_alive,
                  std::string_view content_type = "text/plain; charset=utf-8");
+    // respond() = prepare_response() + write_response(); the split lets a route add headers.
+    void prepare_response(boost::beast::http::status status, std::string body, bool keep_alive,
+                          std::string_view content_type = "text/plain; charset=utf-8");
     void write_response(bool close_after);
     void on_write(boost::system::error_code ec, bool close);
     void on_upgrade_written(boost::system::error_code ec);
@@ -74,6 +82,7 @@ private:
     boost::beast::flat_buffer buffer_;
     std::optional<request_parser> parser_;
     std::optional<response> response_;
+    std::optional<file_response> file_response_;
     boost::asio::steady_timer deadline_;
 };
 
