@@ -12,7 +12,7 @@ build_dir="${2:-$source_dir/build-release}"
 mkdir -p "$stage_dir"
 stage_dir="$(cd "$stage_dir" && pwd)"  # DESTDIR must not depend on the working folder
 
-bash "$source_dir/.ci/install-deps"
+bash "$source_dir/.ci/install-deps" build
 cmake -S "$source_dir" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DPARLEY_BUILD_TESTS=OFF \
   -DCMAKE_INSTALL_PREFIX=/usr
 cmake --build "$build_dir" -j"$(nproc)" --target parleyd

@@ -122,6 +122,14 @@ int main(int argc, char** argv) {
     spdlog::info("parleyd {} listening on {}:{} threads={} ws_path={} tls={} config={}", PARLEY_VERSION,
                  endpoint.address().to_string(), endpoint.port(), daemon->thread_count(), settings.ws_path,
                  tls ? "on" : "off", origin);
+    {
+        // Where a person on this machine opens the chat page (any address when bound to all).
+        auto address = endpoint.address();
+        std::string host = address.is_unspecified() ? "localhost"
+                           : address.is_v6()       ? fmt::format("[{}]", address.to_string())
+                                                   : address.to_string();
+        spdlog::info("chat page at {}://{}:{}/", tls ? "https" : "http", host, endpoint.port());
+    }
     if (settings.history_store == "sqlite") {
         spdlog::info("history in {} (written every {} ms)", settings.history_path, settings.history_flush_interval_ms);
     } else {

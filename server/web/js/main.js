@@ -83,6 +83,10 @@ async function start() {
     switch (what) {
       case 'state':
         view.renderState(detail);
+        if (!client.loggedInOnce && detail.name === 'waiting') {
+          // Still on the login form: say why nothing happens yet.
+          $('login-error').textContent = `Cannot reach the server (${detail.reason}); trying again…`;
+        }
         if (detail.name === 'stopped' && client && client.loggedInOnce && detail.reason !== 'logged out') {
           view.notice(`Disconnected: ${detail.reason}`);
         }
