@@ -13,11 +13,6 @@ namespace parley::rooms {
 using protocol::error_code;
 using protocol::request_type;
 
-std::int64_t unix_millis() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
 chat_session::chat_session(worker_context& worker, session_output& output)
     : worker_(worker),
       output_(output),

@@ -5,6 +5,7 @@
 #include "protocol/shared_frame.hpp"
 #include "registry/session_handle.hpp"
 #include "rooms/session_output.hpp"
+#include "rooms/unix_clock.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -88,8 +89,5 @@ private:
     std::uint32_t rejected_in_a_row_ = 0;
     bool ended_ = false;
 };
-
-// Wall-clock milliseconds since the Unix epoch (message timestamps).
-std::int64_t unix_millis();
 
 }  // namespace parley::rooms

@@ -126,17 +126,22 @@ public:
     // for the store's lifetime.
     virtual room_log* open(std::string_view room) = 0;
 
-    // Finishes an answer whose `stored` part is set: reads it off the calling thread and calls
-    // done, on a thread of the store, with the whole answer (oldest first). An answer without a
-    // stored part calls done at once.
-    virtual void complete(room_log& log, history_answer answer,
-                          std::function<void(std::vector<protocol::shared_frame>)> done);
+    // Finishes an answer: one without a stored part calls done at once; one with it is read by
+    // read_stored, off the calling thread, and done is called on a thread of the store. done
+    // gets the whole answer, oldest first.
+    void complete(room_log& log, history_answer answer, std::function<void(std::vector<protocol::shared_frame>)> done);
 
     // Stops calling `done`: reads still queued are dropped. Called before the threads that the
     // callbacks post to go away; messages keep being written.
     virtual void stop_reads() {}
 
     virtual history_stats stats() const { return {}; }
+
+protected:
+    // Reads an answer's stored part and calls done with the whole answer (join_answer). The
+    // memory store never makes a stored part, so its answers never come here.
+    virtual void read_stored(room_log& log, history_answer answer,
+                             std::function<void(std::vector<protocol::shared_frame>)> done);
 };
 
 // Keeps each room's newest `per_room` messages (and none older than max_age_ms, 0: no limit) in

@@ -1,4 +1,5 @@
 #include "rooms/history_store.hpp"
+#include "rooms/unix_clock.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -6,13 +7,6 @@
 namespace parley::rooms {
 
 using protocol::shared_frame;
-
-namespace {
-std::int64_t now_millis() {
-    using namespace std::chrono;
-    return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-}  // namespace
 
 room_log::room_log(std::int64_t epoch, std::int64_t last_seq, std::size_t memory_limit, std::int64_t max_age_ms)
     : epoch_(epoch), memory_limit_(memory_limit), max_age_ms_(max_age_ms), last_seq_(last_seq) {}
@@ -77,7 +71,7 @@ room_log::iterator room_log::live_begin() const {
     }
     // Times grow with seq (up to clock steps), so the expired ones are a prefix, and a short one:
     // each append drops those that expired before it.
-    std::int64_t cutoff = now_millis() - max_age_ms_;
+    std::int64_t cutoff = unix_millis() - max_age_ms_;
     return std::find_if(begin, entries_.end(), [cutoff](const entry& e) { return e.ts >= cutoff; });
 }
 
@@ -152,21 +146,27 @@ history_answer room_log::query(std::optional<std::int64_t> before_seq, std::opti
 }
 
 std::vector<shared_frame> join_answer(std::vector<shared_frame> stored, history_answer& answer) {
-    stored.reserve(stored.size() + answer.messages.size());
-    for (auto& m : answer.messages) {
-        if (stored.size() == answer.limit) {
-            break;
-        }
-        stored.push_back(std::move(m));
+    if (stored.size() >= answer.limit) {
+        stored.erase(stored.begin() + static_cast<std::ptrdiff_t>(answer.limit), stored.end());
+        return stored;
     }
-    if (stored.size() > answer.limit) {
-        stored.resize(answer.limit);
-    }
+    auto take = static_cast<std::ptrdiff_t>(std::min(answer.limit - stored.size(), answer.messages.size()));
+    stored.insert(stored.end(), std::make_move_iterator(answer.messages.begin()),
+                  std::make_move_iterator(answer.messages.begin() + take));
     return stored;
 }
 
-void history_store::complete(room_log& /*log*/, history_answer answer,
+void history_store::complete(room_log& log, history_answer answer,
                              std::function<void(std::vector<shared_frame>)> done) {
+    if (!answer.stored) {
+        done(join_answer({}, answer));
+        return;
+    }
+    read_stored(log, std::move(answer), std::move(done));
+}
+
+void history_store::read_stored(room_log& /*log*/, history_answer answer,
+                                std::function<void(std::vector<shared_frame>)> done) {
     done(join_answer({}, answer));
 }
 

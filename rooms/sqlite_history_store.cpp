@@ -4,6 +4,7 @@
 #include "rooms/sqlite_database.hpp"
 #include "rooms/sqlite_history_writer.hpp"
 #include "rooms/sqlite_room_log.hpp"
+#include "rooms/unix_clock.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -49,11 +50,6 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_by_room ON chunks (room_id, last_seq);
 )sql";
-
-std::int64_t now_millis() {
-    using namespace std::chrono;
-    return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 [[noreturn]] void refuse(const std::string& path, std::string_view reason) {
     std::string text = path;
@@ -134,7 +130,7 @@ std::int64_t prepare_schema(sqlite_connection& db) {
     db.exec(schema);
     db.exec("PRAGMA application_id = " + std::to_string(application_id));
     db.exec("PRAGMA user_version = " + std::to_string(schema_version));
-    db.prepare("INSERT OR IGNORE INTO meta(key, value) VALUES('epoch', ?1)").bind(1, now_millis()).run();
+    db.prepare("INSERT OR IGNORE INTO meta(key, value) VALUES('epoch', ?1)").bind(1, unix_millis()).run();
     db.exec("COMMIT");
     auto epoch = db.prepare("SELECT value FROM meta WHERE key = 'epoch'");
     if (!epoch.step()) {
@@ -216,12 +212,9 @@ public:
         return raw;
     }
 
-    void complete(room_log& log, history_answer answer,
-                  std::function<void(std::vector<shared_frame>)> done) override {
-        if (!answer.stored) {
-            done(join_answer({}, answer));
-            return;
-        }
+protected:
+    void read_stored(room_log& log, history_answer answer,
+                     std::function<void(std::vector<shared_frame>)> done) override {
         {
             std::lock_guard lock(read_mutex_);
             if (reads_stopped_) {
@@ -232,6 +225,7 @@ public:
         read_wake_.notify_one();
     }
 
+public:
     void stop_reads() override {
         {
             std::lock_guard lock(read_mutex_);
@@ -253,7 +247,7 @@ private:
         std::function<void(std::vector<shared_frame>)> done;
     };
 
-    std::int64_t cutoff() const { return options_.max_age_ms > 0 ? now_millis() - options_.max_age_ms : 0; }
+    std::int64_t cutoff() const { return options_.max_age_ms > 0 ? unix_millis() - options_.max_age_ms : 0; }
 
     // A room's log as the file has it: its seq continues after the highest seq it ever gave
     // (stored or reserved), and memory starts with its newest messages.

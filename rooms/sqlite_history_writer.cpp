@@ -2,6 +2,7 @@
 
 #include "protocol/frame_encoder.hpp"
 #include "rooms/sqlite_room_log.hpp"
+#include "rooms/unix_clock.hpp"
 
 #include <algorithm>
 #include <iterator>
@@ -18,11 +19,6 @@ constexpr std::size_t chunk_max_messages = 256;
 constexpr std::size_t chunk_max_bytes = 64 * 1024;
 // Failed writes of the final batch at stop before giving up on it (and saying so).
 constexpr int stop_attempts = 3;
-
-std::int64_t now_millis() {
-    using namespace std::chrono;
-    return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 std::chrono::milliseconds expiry_period(std::int64_t max_age_ms) {
     // A hundredth of the age limit, between one second and a minute: old messages outlive the
@@ -99,8 +95,10 @@ void sqlite_history_writer::run() {
     auto next_flush = clock::now() + options_.flush_interval;
     int failed_at_stop = 0;
     bool everything_written = true;
+    // Swapped with queue_ on every pass, so both keep their capacity instead of regrowing.
+    std::vector<pending> batch;
     for (;;) {
-        std::vector<pending> batch;
+        batch.clear();
         bool stopping = false;
         {
             std::unique_lock lock(mutex_);
@@ -346,7 +344,7 @@ sqlite_room_log* sqlite_history_writer::log_of_room(std::int64_t room_id) {
 }
 
 bool sqlite_history_writer::expire_old() {
-    std::int64_t cutoff = now_millis() - options_.max_age_ms;
+    std::int64_t cutoff = unix_millis() - options_.max_age_ms;
     std::vector<std::int64_t> rooms;
     while (room_ids_.step()) {
         rooms.push_back(room_ids_.integer(0));

@@ -1,6 +1,6 @@
 #include "server/history_setup.hpp"
 
-#include "rooms/chat_session.hpp"
+#include "rooms/unix_clock.hpp"
 #include "rooms/sqlite_history_store.hpp"
 
 #include <spdlog/spdlog.h>

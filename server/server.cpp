@@ -2,6 +2,7 @@
 
 #include "rooms/chat_hub.hpp"
 #include "rooms/chat_session.hpp"
+#include "rooms/unix_clock.hpp"
 #include "server/http_session.hpp"
 #include "server/logging.hpp"
 #include "server/systemd_notify.hpp"
