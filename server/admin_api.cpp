@@ -57,6 +57,23 @@ std::optional<std::string> string_field(const json& body, const char* name, bool
     return it->get<std::string>();
 }
 
+// The fields of every admin request: one required string (who or what) and one optional
+// (the reason or the room, "" when absent).
+struct request_fields {
+    std::string required;
+    std::string optional;
+};
+
+std::optional<request_fields> read_fields(const json& body, const char* required, const char* optional,
+                                          admin_reply& failure) {
+    auto first = string_field(body, required, true, failure);
+    auto second = first ? string_field(body, optional, false, failure) : std::nullopt;
+    if (!first || !second) {
+        return std::nullopt;
+    }
+    return request_fields{std::move(*first), std::move(*second)};
+}
+
 bool authorized(std::string_view authorization, const std::string& token) {
     constexpr std::string_view scheme = "Bearer ";
     if (authorization.size() <= scheme.size()) {
@@ -74,56 +91,56 @@ bool authorized(std::string_view authorization, const std::string& token) {
 
 admin_reply kick(const json& body, rooms::chat_hub& hub) {
     admin_reply failure;
-    auto user = string_field(body, "user", true, failure);
-    auto reason = user ? string_field(body, "reason", false, failure) : std::nullopt;
-    if (!user || !reason) {
+    auto fields = read_fields(body, "user", "reason", failure);
+    if (!fields) {
         return failure;
     }
-    std::size_t connections = rooms::kick_user(hub, *user, *reason);
+    const auto& [user, reason] = *fields;
+    std::size_t connections = rooms::kick_user(hub, user, reason);
     if (connections == 0) {
-        return error_reply(http::status::not_found, "no user '" + *user + "' is online");
+        return error_reply(http::status::not_found, "no user '" + user + "' is online");
     }
-    spdlog::info("admin: kicked {} ({} connections){}{}", *user, connections, reason->empty() ? "" : ": ", *reason);
-    return ok_reply({{"user", *user}, {"connections", connections}});
+    spdlog::info("admin: kicked {} ({} connections){}{}", user, connections, reason.empty() ? "" : ": ", reason);
+    return ok_reply({{"user", user}, {"connections", connections}});
 }
 
 admin_reply announce(const json& body, rooms::chat_hub& hub, const config::settings& settings) {
     admin_reply failure;
-    auto text = string_field(body, "text", true, failure);
-    auto room = text ? string_field(body, "room", false, failure) : std::nullopt;
-    if (!text || !room) {
+    auto fields = read_fields(body, "text", "room", failure);
+    if (!fields) {
         return failure;
     }
-    if (text->size() > settings.max_text_bytes) {
-        return error_reply(http::status::bad_request, "text is " + std::to_string(text->size()) +
+    const auto& [text, room] = *fields;
+    if (text.size() > settings.max_text_bytes) {
+        return error_reply(http::status::bad_request, "text is " + std::to_string(text.size()) +
                                                           " bytes; the limit is " +
                                                           std::to_string(settings.max_text_bytes));
     }
-    if (room->empty()) {
-        rooms::announce_to_all(hub, *text);
+    if (room.empty()) {
+        rooms::announce_to_all(hub, text);
         spdlog::info("admin: announcement to everyone");
         return ok_reply({{"room", nullptr}});
     }
-    if (!rooms::announce_to_room(hub, *room, *text)) {
-        return error_reply(http::status::not_found, "no room '" + *room + "' exists");
+    if (!rooms::announce_to_room(hub, room, text)) {
+        return error_reply(http::status::not_found, "no room '" + room + "' exists");
     }
-    spdlog::info("admin: announcement to room {}", *room);
-    return ok_reply({{"room", *room}});
+    spdlog::info("admin: announcement to room {}", room);
+    return ok_reply({{"room", room}});
 }
 
 admin_reply close_room(const json& body, rooms::chat_hub& hub) {
     admin_reply failure;
-    auto room = string_field(body, "room", true, failure);
-    auto reason = room ? string_field(body, "reason", false, failure) : std::nullopt;
-    if (!room || !reason) {
+    auto fields = read_fields(body, "room", "reason", failure);
+    if (!fields) {
         return failure;
     }
-    auto members = rooms::close_room(hub, *room, *reason);
+    const auto& [room, reason] = *fields;
+    auto members = rooms::close_room(hub, room, reason);
     if (!members) {
-        return error_reply(http::status::not_found, "no room '" + *room + "' exists");
+        return error_reply(http::status::not_found, "no room '" + room + "' exists");
     }
-    spdlog::info("admin: closed room {} ({} members){}{}", *room, *members, reason->empty() ? "" : ": ", *reason);
-    return ok_reply({{"room", *room}, {"members", *members}});
+    spdlog::info("admin: closed room {} ({} members){}{}", room, *members, reason.empty() ? "" : ": ", reason);
+    return ok_reply({{"room", room}, {"members", *members}});
 }
 
 }  // namespace
