@@ -1,5 +1,7 @@
 #include "protocol/handshake.hpp"
 
+#include "protocol/header_text.hpp"
+
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -23,44 +25,9 @@ constexpr std::array<std::int8_t, 256> make_base64_values() {
 }
 constexpr std::array<std::int8_t, 256> base64_values = make_base64_values();
 
-char lower(char c) {
-    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) {
-        return false;
-    }
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (lower(a[i]) != lower(b[i])) {
-            return false;
-        }
-    }
-    return true;
-}
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
-
 // Whether a comma-separated header value lists token (RFC 9110 section 5.6.1), any case.
 bool has_token(std::string_view list, std::string_view token) {
-    for (;;) {
-        const std::size_t comma = list.find(',');
-        if (iequals(trim(list.substr(0, comma)), token)) {
-            return true;
-        }
-        if (comma == std::string_view::npos) {
-            return false;
-        }
-        list.remove_prefix(comma + 1);
-    }
+    return any_list_item(list, [&](std::string_view item) { return equal_nocase(item, token); });
 }
 
 std::uint32_t load_be32(const unsigned char* p) {

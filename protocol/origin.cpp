@@ -1,16 +1,11 @@
 #include "protocol/origin.hpp"
 
+#include "protocol/header_text.hpp"
+
 #include <algorithm>
-#include <cctype>
 
 namespace parley::protocol {
 namespace {
-
-bool equal_nocase(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-           });
-}
 
 // "host:443" and "host" are the same place for https (and ":80" for http).
 std::string_view strip_default_port(std::string_view authority, std::string_view default_port) {

@@ -1,6 +1,7 @@
 #include "server/web_page.hpp"
 
 #include "config/settings.hpp"
+#include "protocol/header_text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -10,34 +11,9 @@
 namespace parley::server {
 namespace {
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
-
-bool equal_nocase(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-           });
-}
-
-// Calls visit(item) for each comma-separated item of a header value, trimmed, skipping empty ones.
-template <typename Visit>
-void for_each_item(std::string_view list, Visit visit) {
-    while (!list.empty()) {
-        std::size_t comma = list.find(',');
-        std::string_view item = trim(list.substr(0, comma));
-        if (!item.empty()) {
-            visit(item);
-        }
-        list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-    }
-}
+using protocol::any_list_item;
+using protocol::equal_nocase;
+using protocol::trim_ows;
 
 // The weight of one Accept-Encoding item's parameters ("q=0.5"): 1 without a q, 0 for
 // q=0, 0.0, 0.00 and 0.000, and for a q that is not a number (a client that garbles it
@@ -45,9 +21,9 @@ void for_each_item(std::string_view list, Visit visit) {
 bool positive_weight(std::string_view params) {
     for (;;) {
         std::size_t semi = params.find(';');
-        std::string_view param = trim(params.substr(0, semi));
+        std::string_view param = trim_ows(params.substr(0, semi));
         if (param.size() >= 2 && (param[0] == 'q' || param[0] == 'Q') && param[1] == '=') {
-            std::string_view value = trim(param.substr(2));
+            std::string_view value = trim_ows(param.substr(2));
             if (value.empty() || !std::isdigit(static_cast<unsigned char>(value[0]))) {
                 return false;
             }
@@ -67,25 +43,24 @@ std::string_view strip_weak(std::string_view tag) { return tag.starts_with("W/")
 bool accepts_gzip(std::string_view accept_encoding) {
     std::optional<bool> gzip;
     std::optional<bool> any;
-    for_each_item(accept_encoding, [&](std::string_view item) {
+    any_list_item(accept_encoding, [&](std::string_view item) {
         std::size_t semi = item.find(';');
-        std::string_view coding = trim(item.substr(0, semi));
+        std::string_view coding = trim_ows(item.substr(0, semi));
         bool weight = semi == std::string_view::npos || positive_weight(item.substr(semi + 1));
         if (equal_nocase(coding, "gzip") || equal_nocase(coding, "x-gzip")) {
             gzip = weight;
         } else if (coding == "*") {
             any = weight;
         }
+        return false;  // every item counts: a later one may refuse gzip
     });
     return gzip ? *gzip : any.value_or(false);
 }
 
 bool etag_listed(std::string_view if_none_match, std::string_view tag) {
-    bool found = false;
-    for_each_item(if_none_match, [&](std::string_view item) {
-        found = found || item == "*" || strip_weak(item) == strip_weak(tag);
+    return any_list_item(if_none_match, [&](std::string_view item) {
+        return item == "*" || strip_weak(item) == strip_weak(tag);
     });
-    return found;
 }
 
 std::optional<web_answer> answer_web_request(const web_request& request) {
