@@ -1,0 +1,204 @@
+#pragma once
+
+#include "server/cluster/redis_reply.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace parley::cluster {
+
+namespace detail {
+class hiredis_asio_driver;
+struct redis_session;
+}  // namespace detail
+
+// Called on the connection's executor. reply is nullopt when the command never got an answer
+// (the connection was lost or closed before it came), so every accepted command's callback is
+// called exactly once.
+using redis_callback = std::function<void(std::optional<redis_reply> reply)>;
+
+// One non-blocking connection to Redis, driven by a single-threaded io_context (a worker's
+// loop), on top of hiredis's async API. It connects, and after every loss reconnects with
+// jittered exponential backoff until stop().
+//
+// Threads: every method, and the destructor, on the executor's thread (post to it from
+// elsewhere); every callback runs there. Callbacks are never called from inside a method of
+// this class: replies, messages, on_up and on_down run from the loop's own handlers, and the
+// nullopt answers of stop() from a handler it posts. A callback may call any method, stop()
+// included, and may drop the last reference to the connection.
+//
+// The connection never blocks the loop: a host that is not a numeric address is resolved with
+// Asio's asynchronous resolver, the connect is non-blocking with a timeout, and hiredis's socket
+// is watched with async waits.
+//
+// The process must ignore SIGPIPE (parleyd does): hiredis writes with write(2), and a write to a
+// connection Redis has closed would otherwise end the process.
+//
+// "Up" means Redis has answered on this connection: for a command connection a PING got its
+// PONG; for a subscriber every channel's SUBSCRIBE is confirmed. A connection that reached TCP
+// but gets no such answer within connect_timeout counts as a failed attempt.
+class redis_connection : public std::enable_shared_from_this<redis_connection> {
+    struct private_tag {};
+
+public:
+    struct options {
+        std::string host = "127.0.0.1";  // numeric address, or a name resolved without blocking
+        std::uint16_t port = 6379;
+        // First retry delay after a loss or a failed attempt; each further failure doubles the
+        // step up to backoff_max. Each wait is drawn uniformly from the upper half of its step
+        // [step/2, step], so nodes that lost Redis together do not come back in lockstep.
+        std::chrono::milliseconds backoff_initial{100};
+        std::chrono::milliseconds backoff_max{5000};
+        // Resolve, TCP connect and the first answer (PONG, or every SUBSCRIBE confirmation).
+        std::chrono::milliseconds connect_timeout{2000};
+        // An up connection whose oldest pending command has waited this long is treated as lost
+        // (Redis hung, or the network dropped without a reset): its pending callbacks get
+        // nullopt, on_down runs, and it reconnects. 0 turns the check off. Blocking commands
+        // (BLPOP and the like) must finish well within it. A subscriber sends no commands once up,
+        // so this does not watch it; TCP keepalive (about 30 s) notices a peer that vanished.
+        std::chrono::milliseconds command_timeout{5000};
+    };
+    using message_handler = std::function<void(std::string_view channel, std::string_view payload)>;
+
+    // Thread: any (nothing starts until start()). executor: a single-threaded io_context's.
+    // name appears in the log lines.
+    static std::shared_ptr<redis_connection> create(boost::asio::any_io_executor executor, options opts,
+                                                    std::string name);
+
+    redis_connection(private_tag, boost::asio::any_io_executor executor, options opts, std::string name);
+    // Thread: the executor's. Without a stop() before, the callbacks of commands still pending
+    // are destroyed without being called (nothing may run for an owner that is gone).
+    ~redis_connection();
+    redis_connection(const redis_connection&) = delete;
+    redis_connection& operator=(const redis_connection&) = delete;
+
+    // Thread: the executor's. Begins connecting; from then on reconnects after every loss until
+    // stop(). Does nothing when already started or stopped (a stopped connection stays stopped:
+    // create a new one).
+    void start();
+
+    // Thread: the executor's. Closes the connection and cancels any retry. The callbacks of
+    // commands still pending get nullopt, from a handler posted to the executor (not inside this
+    // call); after that nothing more is called: no on_up, on_down or message, and command()
+    // returns false. Idempotent.
+    void stop();
+
+    // Thread: the executor's. True between on_up and the loss (or stop), when command() accepts.
+    bool connected() const { return state_ == state::up; }
+
+    // Thread: the executor's. f runs each time the connection comes up (see "Up" above); on_down's
+    // each time an up connection is lost, after the nullopt answers of its pending commands. Not
+    // for failed attempts: on_down only follows an on_up, and the two alternate. Neither runs
+    // after stop(). Setting one replaces the previous.
+    void on_up(std::function<void()> f) { on_up_ = std::move(f); }
+    void on_down(std::function<void()> f) { on_down_ = std::move(f); }
+
+    // Thread: the executor's. Sends one command; arguments are binary-safe (argv like {"SET", key,
+    // value, "NX", "PX", "5000"}) and copied before this returns. Commands are pipelined and their
+    // callbacks called in the order sent. Returns false, and never calls cb, when not connected,
+    // after subscribe(), for an empty argv, and for the commands that change the connection's
+    // reply mode ((P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, MONITOR: use subscribe()). The connection
+    // speaks RESP2: do not send HELLO 3.
+    bool command(std::span<const std::string_view> argv, redis_callback cb);
+    bool command(std::initializer_list<std::string_view> argv, redis_callback cb);
+
+    // Thread: the executor's. Makes this a subscriber connection (command() refuses from now on):
+    // it SUBSCRIBEs to the channels, and on_message gets every message published on them
+    // (channel, payload), on the executor, in Redis's order. Call before start() as a rule; the
+    // channels may also grow later: new ones are subscribed at once when connected (messages
+    // then arrive from Redis's confirmation on, which nothing reports) and are part of every
+    // resubscription. A repeated channel is subscribed once. on_message replaces the previous
+    // handler.
+    //
+    // After every (re)connect the connection subscribes to all its channels again by itself, and
+    // on_up runs only after Redis has confirmed every one of them: once on_up has run, every
+    // message published from then on arrives (until on_down). With several channels, messages
+    // on a channel confirmed before the others may arrive just before on_up; messages published
+    // while the connection was down are lost (Redis pub/sub keeps nothing).
+    void subscribe(std::vector<std::string> channels, message_handler on_message);
+
+    // Thread: the executor's. Connect attempts begun since start(), for tests and metrics.
+    std::uint64_t connect_attempts() const { return attempts_total_; }
+    const std::string& name() const { return name_; }
+
+private:
+    friend struct detail::redis_session;
+
+    enum class state { idle, connecting, up, waiting, stopped };
+
+    // Something for deliver() to call, queued while hiredis is on the stack.
+    struct event {
+        enum class kind { reply, message, up, down };
+        kind type = kind::reply;
+        redis_callback callback;           // reply
+        std::optional<redis_reply> reply;  // reply
+        std::string channel;               // message
+        std::string payload;               // message
+    };
+
+    void begin_attempt();
+    void open_context(const std::string& address);
+    void after_io(detail::hiredis_asio_driver& driver) noexcept;
+    void advance_session();
+    void send_handshake(detail::redis_session& session);
+    bool send_subscribe(detail::redis_session& session, const std::vector<std::string>& channels);
+    void became_up();
+    void session_failed(std::string reason);
+    void attempt_failed(const std::string& reason);
+    void schedule_retry();
+    void close_session() noexcept;
+    void arm_command_timer(std::chrono::steady_clock::time_point deadline);
+    void check_command_timeout();
+    void deliver() noexcept;
+
+    boost::asio::any_io_executor executor_;
+    options options_;
+    std::string name_;
+    std::string address_;  // host:port, for the log
+
+    state state_ = state::idle;
+    std::uint64_t attempt_ = 0;  // which attempt handlers of the resolver and timers belong to
+    std::uint64_t attempts_total_ = 0;
+    // The context of the current attempt or connection. Its hiredis context is always freed
+    // before the session goes, so hiredis never calls back into a destroyed session.
+    std::unique_ptr<detail::redis_session> session_;
+
+    boost::asio::ip::tcp::resolver resolver_;
+    boost::asio::steady_timer connect_timer_;
+    boost::asio::steady_timer retry_timer_;
+    boost::asio::steady_timer command_timer_;
+    bool command_timer_armed_ = false;
+    std::chrono::milliseconds backoff_step_;
+    std::minstd_rand random_;
+
+    bool subscriber_ = false;
+    std::vector<std::string> channels_;
+    // Shared so that a handler replaced while it runs (subscribe() from a message) stays alive.
+    std::shared_ptr<const message_handler> on_message_;
+    std::function<void()> on_up_;
+    std::function<void()> on_down_;
+
+    std::deque<event> ready_;
+    bool delivering_ = false;
+
+    // Log throttling while down: a warning on the first failed attempt, then one every 30 s.
+    std::chrono::steady_clock::time_point down_since_{};
+    std::chrono::steady_clock::time_point last_warning_{};
+    std::uint64_t failures_ = 0;  // failed attempts since the last up (or start)
+};
+
+}  // namespace parley::cluster

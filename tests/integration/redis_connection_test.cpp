@@ -1,0 +1,518 @@
+// The Redis client against a real redis-server: replies, pipelining, pub/sub, outages, stop().
+// Each test runs the connection's io_context on the test thread, in slices, until a condition
+// holds or a generous deadline passes; nothing waits a fixed time and then asserts.
+
+#include "server/cluster/redis_connection.hpp"
+
+#include "redis_process.hpp"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using parley::cluster::redis_connection;
+using parley::cluster::redis_reply;
+using parley::integration::redis_process;
+using parley::integration::reserved_port;
+using clock_type = std::chrono::steady_clock;
+
+constexpr auto wait_limit = 20s;  // for anything that should take milliseconds
+
+// One command's answer, kept where a late callback cannot reach freed stack memory.
+struct answer {
+    int calls = 0;
+    std::optional<redis_reply> reply;
+};
+
+std::string describe(const std::optional<redis_reply>& reply) { return reply ? reply->describe() : "nullopt"; }
+
+class RedisConnectionTest : public ::testing::Test {
+protected:
+    // hiredis writes with write(2): a write to a connection Redis closed must not end the test.
+    static void SetUpTestSuite() { std::signal(SIGPIPE, SIG_IGN); }
+
+    void TearDown() override {
+        for (auto& c : connections_) {
+            c->stop();
+        }
+        // Let the posted nullopt answers run while their captures are alive.
+        io_.restart();
+        io_.poll();
+    }
+
+    // Runs the loop until done() or the limit; false on the limit.
+    bool run_until(const std::function<bool()>& done, std::chrono::milliseconds limit = wait_limit) {
+        const auto deadline = clock_type::now() + limit;
+        while (!done()) {
+            if (clock_type::now() >= deadline) {
+                return false;
+            }
+            io_.restart();
+            if (io_.run_one_for(20ms) == 0 && io_.stopped()) {
+                std::this_thread::sleep_for(1ms);  // out of work: do not spin while the condition cannot change
+            }
+        }
+        return true;
+    }
+
+    // Fast retries, so outage tests do not wait long; no command timeout unless a test sets one.
+    static redis_connection::options options_for(std::uint16_t port) {
+        redis_connection::options o;
+        o.host = "127.0.0.1";
+        o.port = port;
+        o.backoff_initial = 20ms;
+        o.backoff_max = 200ms;
+        o.connect_timeout = 5000ms;
+        o.command_timeout = 0ms;
+        return o;
+    }
+
+    std::shared_ptr<redis_connection> make(redis_connection::options o, std::string name = "test") {
+        auto c = redis_connection::create(io_.get_executor(), std::move(o), std::move(name));
+        connections_.push_back(c);
+        return c;
+    }
+
+    // Starts c and waits until it is up.
+    void start_and_wait(const std::shared_ptr<redis_connection>& c) {
+        c->start();
+        ASSERT_TRUE(run_until([&] { return c->connected(); })) << c->name() << " did not connect";
+    }
+
+    std::shared_ptr<answer> send(redis_connection& c, std::initializer_list<std::string_view> argv) {
+        auto result = std::make_shared<answer>();
+        const bool accepted = c.command(argv, [result](std::optional<redis_reply> reply) {
+            ++result->calls;
+            result->reply = std::move(reply);
+        });
+        EXPECT_TRUE(accepted) << "command refused: " << *argv.begin();
+        return result;
+    }
+
+    // Sends one command and waits for its answer.
+    std::optional<redis_reply> call(redis_connection& c, std::initializer_list<std::string_view> argv) {
+        auto result = send(c, argv);
+        EXPECT_TRUE(run_until([&] { return result->calls > 0; })) << "no answer to " << *argv.begin();
+        return result->reply;
+    }
+
+    boost::asio::io_context io_;
+    std::vector<std::shared_ptr<redis_connection>> connections_;
+};
+
+TEST_F(RedisConnectionTest, SetThenGetRoundTrip) {
+    redis_process redis;
+    auto c = make(options_for(redis.port()));
+    int ups = 0;
+    c->on_up([&] { ++ups; });
+    EXPECT_FALSE(c->command({"PING"}, [](auto) { ADD_FAILURE() << "called for a refused command"; }))
+        << "accepted before start";
+    start_and_wait(c);
+    ASSERT_TRUE(run_until([&] { return ups == 1; }));
+
+    auto set = call(*c, {"SET", "greeting", "hello"});
+    ASSERT_TRUE(set) << describe(set);
+    EXPECT_TRUE(set->is_status());
+    EXPECT_EQ(set->text, "OK");
+    auto get = call(*c, {"GET", "greeting"});
+    ASSERT_TRUE(get);
+    EXPECT_TRUE(get->is_string()) << get->describe();
+    EXPECT_EQ(get->text, "hello");
+    EXPECT_EQ(c->connect_attempts(), 1u);
+}
+
+TEST_F(RedisConnectionTest, HostNameIsResolved) {
+    redis_process redis;
+    auto o = options_for(redis.port());
+    o.host = "localhost";
+    auto c = make(o);
+    start_and_wait(c);
+    auto pong = call(*c, {"PING"});
+    ASSERT_TRUE(pong);
+    EXPECT_EQ(pong->describe(), "+PONG");
+}
+
+TEST_F(RedisConnectionTest, PipelinedRepliesComeInOrder) {
+    redis_process redis;
+    auto c = make(options_for(redis.port()));
+    start_and_wait(c);
+
+    constexpr int count = 1000;
+    auto values = std::make_shared<std::vector<long long>>();
+    auto failures = std::make_shared<int>(0);
+    for (int i = 0; i < count; ++i) {
+        ASSERT_TRUE(c->command({"INCR", "counter"}, [values, failures](std::optional<redis_reply> reply) {
+            if (reply && reply->is_integer()) {
+                values->push_back(reply->integer);
+            } else {
+                ++*failures;
+            }
+        }));
+    }
+    ASSERT_TRUE(run_until([&] { return values->size() + *failures == count; }));
+    EXPECT_EQ(*failures, 0);
+    for (int i = 0; i < count; ++i) {
+        ASSERT_EQ((*values)[i], i + 1) << "reply " << i << " out of order";
+    }
+}
+
+TEST_F(RedisConnectionTest, ArgumentsAndRepliesAreBinarySafe) {
+    redis_process redis;
+    auto c = make(options_for(redis.port()));
+    start_and_wait(c);
+
+    const std::string key("bin\0key\r\n", 9);
+    const std::string value("a\0b\r\nc\xff\r\n*3\r\n", 14);
+    auto set = call(*c, {"SET", key, value});
+    ASSERT_TRUE(set && set->is_status()) << describe(set);
+    auto get = call(*c, {"GET", key});
+    ASSERT_TRUE(get && get->is_string()) << describe(get);
+    EXPECT_EQ(get->text, value);
+    auto length = call(*c, {"STRLEN", key});
+    ASSERT_TRUE(length && length->is_integer()) << describe(length);
+    EXPECT_EQ(length->integer, static_cast<long long>(value.size()));
+
+    // An empty argument is an empty string, not a missing one.
+    ASSERT_TRUE(call(*c, {"SET", "empty", ""}));
+    auto empty = call(*c, {"GET", "empty"});
+    ASSERT_TRUE(empty && empty->is_string()) << describe(empty);
+    EXPECT_EQ(empty->text, "");
+}
+
+TEST_F(RedisConnectionTest, EveryReplyKind) {
+    redis_process redis;
+    auto c = make(options_for(redis.port()));
+    start_and_wait(c);
+
+    auto nil = call(*c, {"GET", "missing"});
+    ASSERT_TRUE(nil);
+    EXPECT_TRUE(nil->is_nil()) << nil->describe();
+
+    auto integer = call(*c, {"RPUSH", "list", "a", "b", "c"});
+    ASSERT_TRUE(integer && integer->is_integer()) << describe(integer);
+    EXPECT_EQ(integer->integer, 3);
+
+    auto array = call(*c, {"LRANGE", "list", "0", "-1"});
+    ASSERT_TRUE(array && array->is_array()) << describe(array);
+    EXPECT_EQ(array->describe(), R"(["a", "b", "c"])");
+
+    auto empty = call(*c, {"LRANGE", "missing", "0", "-1"});
+    ASSERT_TRUE(empty && empty->is_array()) << describe(empty);
+    EXPECT_TRUE(empty->elements.empty());
+
+    // Nested, with an integer and a nil inside (Lua false is a nil bulk reply).
+    auto nested = call(*c, {"EVAL", "return {1, {'x', 'y'}, false}", "0"});
+    ASSERT_TRUE(nested) << describe(nested);
+    EXPECT_EQ(nested->describe(), R"([1, ["x", "y"], nil])");
+
+    auto status = call(*c, {"PING"});
+    ASSERT_TRUE(status);
+    EXPECT_TRUE(status->is_status());
+    EXPECT_EQ(status->text, "PONG");
+
+    ASSERT_TRUE(call(*c, {"SET", "word", "text"}));
+    auto error = call(*c, {"INCR", "word"});
+    ASSERT_TRUE(error);
+    EXPECT_TRUE(error->is_error()) << error->describe();
+    EXPECT_EQ(error->text.rfind("ERR", 0), 0u) << error->text;
+
+    auto unknown = call(*c, {"NOSUCHCOMMAND"});
+    ASSERT_TRUE(unknown);
+    EXPECT_TRUE(unknown->is_error()) << unknown->describe();
+
+    // An error leaves the connection usable.
+    auto after = call(*c, {"GET", "word"});
+    ASSERT_TRUE(after);
+    EXPECT_EQ(after->text, "text");
+
+    // Refused without a call: what would change the connection's reply mode, and nothing at all.
+    const auto refused = [](std::optional<redis_reply>) { ADD_FAILURE() << "called for a refused command"; };
+    EXPECT_FALSE(c->command({"SUBSCRIBE", "x"}, refused));
+    EXPECT_FALSE(c->command({"psubscribe", "x*"}, refused));
+    EXPECT_FALSE(c->command({"MONITOR"}, refused));
+    EXPECT_FALSE(c->command(std::span<const std::string_view>(), refused));
+    EXPECT_TRUE(c->connected());
+}
+
+TEST_F(RedisConnectionTest, SubscriberReceivesMessagesOnItsChannelsInOrder) {
+    redis_process redis;
+    auto sub = make(options_for(redis.port()), "subscriber");
+    auto pub = make(options_for(redis.port()), "publisher");
+    using message = std::pair<std::string, std::string>;
+    auto received = std::make_shared<std::vector<message>>();
+    int ups = 0;
+    sub->on_up([&] { ++ups; });
+    sub->subscribe({"room:a", "room:b", "room:a"}, [received](std::string_view channel, std::string_view payload) {
+        received->emplace_back(channel, payload);
+    });
+    sub->start();
+    start_and_wait(pub);
+    ASSERT_TRUE(run_until([&] { return ups == 1; }));
+    EXPECT_TRUE(sub->connected());
+    EXPECT_FALSE(sub->command({"PING"}, [](auto) { ADD_FAILURE() << "a subscriber ran a command"; }));
+
+    std::vector<message> expected;
+    for (int i = 0; i < 100; ++i) {
+        const std::string channel = i % 2 == 0 ? "room:a" : "room:b";
+        const std::string payload = "message " + std::to_string(i) + std::string("\0\r\n", 3);
+        auto receivers = send(*pub, {"PUBLISH", channel, payload});
+        expected.emplace_back(channel, payload);
+        if (i % 10 == 0) {
+            send(*pub, {"PUBLISH", "room:c", "not subscribed"});
+        }
+        if (i == 0) {
+            ASSERT_TRUE(run_until([&] { return receivers->calls == 1; }));
+            ASSERT_TRUE(receivers->reply && receivers->reply->is_integer()) << describe(receivers->reply);
+            EXPECT_EQ(receivers->reply->integer, 1) << "one subscriber, subscribed once";
+        }
+    }
+    ASSERT_TRUE(run_until([&] { return received->size() >= expected.size(); }));
+    // Whatever else arrived (room:c) would have arrived before the last expected message.
+    EXPECT_EQ(*received, expected);
+}
+
+TEST_F(RedisConnectionTest, ChannelsAddedWhileUpAreSubscribed) {
+    redis_process redis;
+    auto sub = make(options_for(redis.port()), "subscriber");
+    auto pub = make(options_for(redis.port()), "publisher");
+    auto received = std::make_shared<std::vector<std::string>>();
+    const auto record = [received](std::string_view channel, std::string_view payload) {
+        received->push_back(std::string(channel) + "=" + std::string(payload));
+    };
+    sub->subscribe({"first"}, record);
+    start_and_wait(sub);
+    start_and_wait(pub);
+
+    sub->subscribe({"second", "first"}, record);
+    // Nothing reports Redis's confirmation: publish until Redis counts a receiver.
+    std::shared_ptr<answer> receivers;
+    ASSERT_TRUE(run_until([&] {
+        if (receivers && receivers->calls == 1 && receivers->reply && receivers->reply->integer == 1) {
+            return true;
+        }
+        if (!receivers || receivers->calls == 1) {
+            receivers = send(*pub, {"PUBLISH", "second", "probe"});
+        }
+        return false;
+    }));
+    auto first = call(*pub, {"PUBLISH", "first", "still here"});
+    ASSERT_TRUE(first && first->integer == 1) << describe(first) << ": subscribed to 'first' once";
+    ASSERT_TRUE(run_until([&] { return received->size() >= 2 && received->back() == "first=still here"; }));
+    EXPECT_EQ(received->front(), "second=probe");
+}
+
+TEST_F(RedisConnectionTest, OutageThenRecovery) {
+    redis_process redis;
+    auto c = make(options_for(redis.port()), "commands");
+    auto sub = make(options_for(redis.port()), "subscriber");
+    auto events = std::make_shared<std::vector<std::string>>();
+    int ups = 0;
+    int downs = 0;
+    int sub_ups = 0;
+    int sub_downs = 0;
+    c->on_up([&] { ++ups; });
+    c->on_down([&, events] {
+        ++downs;
+        events->push_back("down");
+    });
+    sub->on_up([&] { ++sub_ups; });
+    sub->on_down([&] { ++sub_downs; });
+    auto received = std::make_shared<std::vector<std::string>>();
+    sub->subscribe({"news"}, [received](std::string_view, std::string_view payload) { received->emplace_back(payload); });
+    sub->start();
+    start_and_wait(c);
+    ASSERT_TRUE(run_until([&] { return ups == 1 && sub_ups == 1; }));
+
+    // Commands that will never get their answer: one that blocks in Redis, one behind it.
+    for (const char* label : {"blpop", "get"}) {
+        const std::string name = label;
+        const auto on_answer = [events, name](std::optional<redis_reply> reply) {
+            events->push_back(name + (reply ? ":" + reply->describe() : ":nullopt"));
+        };
+        ASSERT_TRUE(name == "blpop" ? c->command({"BLPOP", "nothing", "0"}, on_answer)
+                                    : c->command({"GET", "x"}, on_answer));
+    }
+    redis.stop();
+
+    ASSERT_TRUE(run_until([&] { return downs == 1 && sub_downs == 1; }));
+    EXPECT_EQ(*events, (std::vector<std::string>{"blpop:nullopt", "get:nullopt", "down"}))
+        << "pending commands answered nullopt, in order, before on_down";
+    EXPECT_FALSE(c->connected());
+    EXPECT_FALSE(sub->connected());
+    EXPECT_FALSE(c->command({"GET", "x"}, [](auto) { ADD_FAILURE() << "called for a refused command"; }));
+    const auto attempts_when_down = c->connect_attempts();
+
+    redis.start();
+    ASSERT_TRUE(run_until([&] { return ups == 2 && sub_ups == 2; })) << "did not reconnect by itself";
+    EXPECT_GT(c->connect_attempts(), attempts_when_down);
+    EXPECT_EQ(downs, 1);
+    EXPECT_EQ(sub_downs, 1);
+
+    auto set = call(*c, {"SET", "after", "outage"});
+    ASSERT_TRUE(set && set->is_status()) << describe(set);
+    // The subscriber subscribed again before its on_up: a message published now arrives.
+    auto receivers = call(*c, {"PUBLISH", "news", "back"});
+    ASSERT_TRUE(receivers && receivers->is_integer()) << describe(receivers);
+    EXPECT_EQ(receivers->integer, 1);
+    ASSERT_TRUE(run_until([&] { return !received->empty(); }));
+    EXPECT_EQ(*received, std::vector<std::string>{"back"});
+}
+
+TEST_F(RedisConnectionTest, StopAnswersPendingCommandsWithNulloptThenNothingRuns) {
+    redis_process redis;
+    auto c = make(options_for(redis.port()));
+    int ups = 0;
+    int downs = 0;
+    c->on_up([&] { ++ups; });
+    c->on_down([&] { ++downs; });
+    start_and_wait(c);
+
+    std::vector<std::shared_ptr<answer>> pending;
+    pending.push_back(send(*c, {"BLPOP", "nothing", "0"}));
+    for (int i = 0; i < 3; ++i) {
+        pending.push_back(send(*c, {"GET", "x"}));
+    }
+    // Let the commands reach Redis, so that stop() closes a connection with work in flight.
+    io_.restart();
+    io_.poll();
+
+    c->stop();
+    for (const auto& p : pending) {
+        EXPECT_EQ(p->calls, 0) << "called inside stop()";
+    }
+    c->stop();  // idempotent
+    EXPECT_FALSE(c->connected());
+    EXPECT_FALSE(c->command({"GET", "x"}, [](auto) { ADD_FAILURE() << "called for a refused command"; }));
+
+    // With no work guard the loop returns as soon as nothing is left to run: no timer, no wait.
+    io_.restart();
+    const auto began = clock_type::now();
+    io_.run_for(wait_limit);
+    EXPECT_LT(clock_type::now() - began, wait_limit) << "something still pending after stop()";
+    for (const auto& p : pending) {
+        EXPECT_EQ(p->calls, 1);
+        EXPECT_FALSE(p->reply) << describe(p->reply);
+    }
+    EXPECT_EQ(ups, 1);
+    EXPECT_EQ(downs, 0) << "on_down after stop()";
+}
+
+TEST_F(RedisConnectionTest, CallbackMayStopAndDropTheConnection) {
+    redis_process redis;
+    auto c = redis_connection::create(io_.get_executor(), options_for(redis.port()), "dropped");
+    c->start();
+    ASSERT_TRUE(run_until([&] { return c->connected(); }));
+
+    auto later = std::make_shared<std::vector<std::string>>();
+    std::weak_ptr<redis_connection> weak = c;
+    ASSERT_TRUE(c->command({"PING"}, [&c, later](std::optional<redis_reply> reply) {
+        later->push_back(reply ? "first" : "first:nullopt");
+        c->stop();
+        c.reset();  // the last reference, from inside a callback
+    }));
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_TRUE(c->command({"BLPOP", "nothing", "0"}, [later](std::optional<redis_reply> reply) {
+            later->push_back(reply ? "blpop" : "nullopt");
+        }));
+    }
+    ASSERT_TRUE(run_until([&] { return later->size() == 4; }));
+    EXPECT_EQ(*later, (std::vector<std::string>{"first", "nullopt", "nullopt", "nullopt"}));
+    io_.restart();
+    io_.poll();
+    EXPECT_TRUE(weak.expired());
+}
+
+TEST_F(RedisConnectionTest, RetriesWithoutBlockingWhileNothingListens) {
+    reserved_port port;  // bound, not listening: every connect is refused
+    auto c = make(options_for(port.port()));
+    int ups = 0;
+    int downs = 0;
+    c->on_up([&] { ++ups; });
+    c->on_down([&] { ++downs; });
+
+    // A timer on the same loop must keep firing while the connection retries.
+    boost::asio::steady_timer ticker(io_);
+    int ticks = 0;
+    auto last_tick = clock_type::now();
+    clock_type::duration longest_gap{};
+    std::function<void()> tick = [&] {
+        ticker.expires_after(10ms);
+        ticker.async_wait([&](const boost::system::error_code& ec) {
+            if (ec) {
+                return;
+            }
+            const auto now = clock_type::now();
+            longest_gap = std::max(longest_gap, now - last_tick);
+            last_tick = now;
+            ++ticks;
+            tick();
+        });
+    };
+    tick();
+
+    c->start();
+    ASSERT_TRUE(run_until([&] { return c->connect_attempts() >= 5; }));
+    EXPECT_FALSE(c->connected());
+    EXPECT_GE(ticks, 5);
+    EXPECT_LT(longest_gap, 1s) << "the loop was blocked";
+
+    // Redis appears on that port: the connection finds it by itself.
+    port.release();
+    redis_process redis(port.port());
+    ASSERT_TRUE(run_until([&] { return ups == 1; }));
+    auto pong = call(*c, {"PING"});
+    ASSERT_TRUE(pong);
+    EXPECT_EQ(pong->text, "PONG");
+    EXPECT_EQ(downs, 0) << "on_down without an up before it";
+    EXPECT_LT(longest_gap, 1s) << "the loop was blocked";
+    ticker.cancel();
+}
+
+TEST_F(RedisConnectionTest, HungRedisIsTreatedAsLost) {
+    redis_process redis;
+    auto o = options_for(redis.port());
+    o.command_timeout = 300ms;
+    o.connect_timeout = 300ms;
+    auto c = make(o);
+    int ups = 0;
+    int downs = 0;
+    c->on_up([&] { ++ups; });
+    c->on_down([&] { ++downs; });
+    start_and_wait(c);
+
+    redis.pause();
+    auto get = send(*c, {"GET", "x"});
+    ASSERT_TRUE(run_until([&] { return downs == 1; })) << "a command without a reply did not end the connection";
+    EXPECT_EQ(get->calls, 1);
+    EXPECT_FALSE(get->reply);
+    EXPECT_FALSE(c->connected());
+
+    // TCP connects still succeed (the kernel answers for the stopped process), but no PONG comes:
+    // those attempts fail, and the connection never reports up meanwhile.
+    const auto attempts = c->connect_attempts();
+    ASSERT_TRUE(run_until([&] { return c->connect_attempts() >= attempts + 2; }));
+    EXPECT_EQ(ups, 1);
+    EXPECT_FALSE(c->connected());
+
+    redis.resume();
+    ASSERT_TRUE(run_until([&] { return ups == 2; }));
+    auto pong = call(*c, {"PING"});
+    ASSERT_TRUE(pong);
+    EXPECT_EQ(pong->text, "PONG");
+    EXPECT_EQ(downs, 1);
+}
+
+}  // namespace
