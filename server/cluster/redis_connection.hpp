@@ -35,8 +35,8 @@ using redis_callback = std::function<void(std::optional<redis_reply> reply)>;
 // loop), on top of hiredis's async API. It connects, and after every loss reconnects with
 // jittered exponential backoff until stop().
 //
-// Threads: every method, and the destructor, on the executor's thread (post to it from
-// elsewhere); every callback runs there. Callbacks are never called from inside a method of
+// Threads: every method on the executor's thread (post to it from elsewhere), the destructor
+// there too or once that loop has stopped for good; every callback runs on the executor. Callbacks are never called from inside a method of
 // this class: replies, messages, on_up and on_down run from the loop's own handlers, and the
 // nullopt answers of stop() from a handler it posts. A callback may call any method, stop()
 // included, and may drop the last reference to the connection.
@@ -80,8 +80,8 @@ public:
                                                     std::string name);
 
     redis_connection(private_tag, boost::asio::any_io_executor executor, options opts, std::string name);
-    // Thread: the executor's. Without a stop() before, the callbacks of commands still pending
-    // are destroyed without being called (nothing may run for an owner that is gone).
+    // Thread: see above. Without a stop() before, the callbacks of commands still pending are
+    // destroyed without being called (nothing may run for an owner that is gone).
     ~redis_connection();
     redis_connection(const redis_connection&) = delete;
     redis_connection& operator=(const redis_connection&) = delete;
@@ -97,7 +97,8 @@ public:
     // returns false. Idempotent.
     void stop();
 
-    // Thread: the executor's. True between on_up and the loss (or stop), when command() accepts.
+    // Thread: the executor's. True while up (set just before on_up is queued, cleared at the loss
+    // or stop), which is when command() accepts commands.
     bool connected() const { return state_ == state::up; }
 
     // Thread: the executor's. f runs each time the connection comes up (see "Up" above); on_down's

@@ -11,6 +11,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <functional>
 #include <memory>
@@ -38,6 +39,41 @@ struct answer {
 };
 
 std::string describe(const std::optional<redis_reply>& reply) { return reply ? reply->describe() : "nullopt"; }
+
+// A timer re-armed every 10 ms, recording the longest gap between its runs: a loop blocked by
+// something else shows as a long gap. Its handlers hold it, so one that completes after the test
+// body ended finds it stopped.
+struct loop_ticker : std::enable_shared_from_this<loop_ticker> {
+    explicit loop_ticker(boost::asio::io_context& io) : timer(io) {}
+
+    void start() {
+        last = clock_type::now();
+        arm();
+    }
+    void stop() {
+        stopped = true;
+        timer.cancel();
+    }
+    void arm() {
+        timer.expires_after(10ms);
+        timer.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+            if (ec || self->stopped) {
+                return;
+            }
+            const auto now = clock_type::now();
+            self->longest_gap = std::max(self->longest_gap, now - self->last);
+            self->last = now;
+            ++self->ticks;
+            self->arm();
+        });
+    }
+
+    boost::asio::steady_timer timer;
+    bool stopped = false;
+    int ticks = 0;
+    clock_type::time_point last;
+    clock_type::duration longest_gap{};
+};
 
 class RedisConnectionTest : public ::testing::Test {
 protected:
@@ -192,6 +228,51 @@ TEST_F(RedisConnectionTest, ArgumentsAndRepliesAreBinarySafe) {
     EXPECT_EQ(empty->text, "");
 }
 
+TEST_F(RedisConnectionTest, LargeValuesBothWays) {
+    redis_process redis;
+    auto c = make(options_for(redis.port()));
+    start_and_wait(c);
+
+    // Far beyond one socket buffer and hiredis's 16 KiB reads: partial writes re-arm the write
+    // wait, and bytes left in the socket after a read must complete the next read wait.
+    std::string big(4 * 1024 * 1024, '\0');
+    for (std::size_t i = 0; i < big.size(); ++i) {
+        big[i] = static_cast<char>(i * 7919 % 251);
+    }
+    auto set = call(*c, {"SET", "big", big});
+    ASSERT_TRUE(set && set->is_status()) << describe(set);
+    std::vector<std::shared_ptr<answer>> gets;
+    for (int i = 0; i < 4; ++i) {
+        gets.push_back(send(*c, {"GET", "big"}));
+    }
+    ASSERT_TRUE(run_until([&] { return gets.back()->calls == 1; }));
+    for (const auto& get : gets) {
+        ASSERT_TRUE(get->reply && get->reply->is_string());
+        EXPECT_TRUE(get->reply->text == big) << "a 4 MiB value came back different";
+    }
+
+    std::vector<std::string> items;
+    for (int i = 0; i < 20000; ++i) {
+        items.push_back("item-" + std::to_string(i));
+    }
+    std::vector<std::string_view> argv = {"RPUSH", "items"};
+    argv.insert(argv.end(), items.begin(), items.end());
+    auto pushed = std::make_shared<answer>();
+    ASSERT_TRUE(c->command(argv, [pushed](std::optional<redis_reply> reply) {
+        ++pushed->calls;
+        pushed->reply = std::move(reply);
+    }));
+    auto range = call(*c, {"LRANGE", "items", "0", "-1"});
+    ASSERT_EQ(pushed->calls, 1);
+    ASSERT_TRUE(pushed->reply && pushed->reply->is_integer()) << describe(pushed->reply);
+    EXPECT_EQ(pushed->reply->integer, 20000);
+    ASSERT_TRUE(range && range->is_array());
+    ASSERT_EQ(range->elements.size(), items.size());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        ASSERT_EQ(range->elements[i].text, items[i]);
+    }
+}
+
 TEST_F(RedisConnectionTest, EveryReplyKind) {
     redis_process redis;
     auto c = make(options_for(redis.port()));
@@ -282,6 +363,28 @@ TEST_F(RedisConnectionTest, SubscriberReceivesMessagesOnItsChannelsInOrder) {
     ASSERT_TRUE(run_until([&] { return received->size() >= expected.size(); }));
     // Whatever else arrived (room:c) would have arrived before the last expected message.
     EXPECT_EQ(*received, expected);
+}
+
+TEST_F(RedisConnectionTest, SubscriberKeepsUpWithABurst) {
+    redis_process redis;
+    auto sub = make(options_for(redis.port()), "subscriber");
+    auto pub = make(options_for(redis.port()), "publisher");
+    auto received = std::make_shared<std::vector<std::string>>();
+    sub->subscribe({"burst"}, [received](std::string_view, std::string_view payload) { received->emplace_back(payload); });
+    start_and_wait(sub);
+    start_and_wait(pub);
+
+    // Pipelined, so Redis writes the messages to the subscriber back to back, many per read.
+    constexpr int count = 20000;
+    const std::string padding(100, 'p');
+    for (int i = 0; i < count; ++i) {
+        ASSERT_TRUE(pub->command({"PUBLISH", "burst", std::to_string(i) + padding}, [](auto) {}));
+    }
+    ASSERT_TRUE(run_until([&] { return received->size() >= count; }));
+    ASSERT_EQ(received->size(), static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) {
+        ASSERT_EQ((*received)[i], std::to_string(i) + padding);
+    }
 }
 
 TEST_F(RedisConnectionTest, ChannelsAddedWhileUpAreSubscribed) {
@@ -444,30 +547,16 @@ TEST_F(RedisConnectionTest, RetriesWithoutBlockingWhileNothingListens) {
     c->on_down([&] { ++downs; });
 
     // A timer on the same loop must keep firing while the connection retries.
-    boost::asio::steady_timer ticker(io_);
-    int ticks = 0;
-    auto last_tick = clock_type::now();
-    clock_type::duration longest_gap{};
-    std::function<void()> tick = [&] {
-        ticker.expires_after(10ms);
-        ticker.async_wait([&](const boost::system::error_code& ec) {
-            if (ec) {
-                return;
-            }
-            const auto now = clock_type::now();
-            longest_gap = std::max(longest_gap, now - last_tick);
-            last_tick = now;
-            ++ticks;
-            tick();
-        });
-    };
-    tick();
+    auto ticker = std::make_shared<loop_ticker>(io_);
+    ticker->start();
 
     c->start();
     ASSERT_TRUE(run_until([&] { return c->connect_attempts() >= 5; }));
     EXPECT_FALSE(c->connected());
-    EXPECT_GE(ticks, 5);
-    EXPECT_LT(longest_gap, 1s) << "the loop was blocked";
+    EXPECT_GE(ticker->ticks, 3);
+    // Generous for a loaded machine; a blocked loop would show the connect's own duration.
+    EXPECT_LT(ticker->longest_gap, 2s) << "the loop was blocked";
+    ticker->stop();
 
     // Redis appears on that port: the connection finds it by itself.
     port.release();
@@ -477,15 +566,13 @@ TEST_F(RedisConnectionTest, RetriesWithoutBlockingWhileNothingListens) {
     ASSERT_TRUE(pong);
     EXPECT_EQ(pong->text, "PONG");
     EXPECT_EQ(downs, 0) << "on_down without an up before it";
-    EXPECT_LT(longest_gap, 1s) << "the loop was blocked";
-    ticker.cancel();
 }
 
 TEST_F(RedisConnectionTest, HungRedisIsTreatedAsLost) {
     redis_process redis;
     auto o = options_for(redis.port());
-    o.command_timeout = 300ms;
-    o.connect_timeout = 300ms;
+    o.command_timeout = 1000ms;
+    o.connect_timeout = 1000ms;
     auto c = make(o);
     int ups = 0;
     int downs = 0;
@@ -508,11 +595,22 @@ TEST_F(RedisConnectionTest, HungRedisIsTreatedAsLost) {
     EXPECT_FALSE(c->connected());
 
     redis.resume();
-    ASSERT_TRUE(run_until([&] { return ups == 2; }));
-    auto pong = call(*c, {"PING"});
-    ASSERT_TRUE(pong);
-    EXPECT_EQ(pong->text, "PONG");
-    EXPECT_EQ(downs, 1);
+    ASSERT_TRUE(run_until([&] { return ups >= 2; }));
+    // A stall of the test machine longer than the timeouts could cost another reconnect: retry
+    // until a PING is answered, then check that on_up and on_down alternated.
+    std::shared_ptr<answer> pong;
+    ASSERT_TRUE(run_until([&] {
+        if (pong && pong->reply) {
+            return true;
+        }
+        if ((!pong || pong->calls == 1) && c->connected()) {
+            pong = send(*c, {"PING"});
+        }
+        return false;
+    }));
+    EXPECT_EQ(pong->reply->text, "PONG");
+    EXPECT_TRUE(c->connected());
+    EXPECT_EQ(ups, downs + 1);
 }
 
 }  // namespace
