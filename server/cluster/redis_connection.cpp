@@ -75,9 +75,10 @@ bool equals_ignoring_case(std::string_view a, std::string_view b) {
 // hiredis files the callbacks of these apart from its reply queue (per channel, or for every
 // later reply), which would break the one-callback-per-reply order command() relies on.
 bool changes_reply_mode(std::string_view name) {
-    static constexpr std::array<std::string_view, 7> names = {"subscribe",   "psubscribe",   "ssubscribe", "unsubscribe",
-                                                              "punsubscribe", "sunsubscribe", "monitor"};
-    return std::any_of(names.begin(), names.end(), [name](std::string_view n) { return equals_ignoring_case(name, n); });
+    static constexpr std::array<std::string_view, 7> names = {
+        "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe", "monitor"};
+    return std::any_of(names.begin(), names.end(),
+                       [name](std::string_view n) { return equals_ignoring_case(name, n); });
 }
 
 long long millis(clock::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
@@ -563,7 +564,9 @@ void redis_connection::schedule_retry() {
         } catch (const std::exception& e) {
             // begin_attempt arms the connect timer first, which then ends the attempt; if even
             // that failed, nothing would retry: try once more from here.
-            spdlog::error("{}", server::fields("redis connect attempt failed").add("name", self->name_).add("error", e.what()));
+            spdlog::error("{}", server::fields("redis connect attempt failed")
+                                    .add("name", self->name_)
+                                    .add("error", e.what()));
             if (self->state_ == state::connecting && !self->session_) {
                 try {
                     self->attempt_failed(e.what());

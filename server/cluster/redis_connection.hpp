@@ -36,10 +36,11 @@ using redis_callback = std::function<void(std::optional<redis_reply> reply)>;
 // jittered exponential backoff until stop().
 //
 // Threads: every method on the executor's thread (post to it from elsewhere), the destructor
-// there too or once that loop has stopped for good; every callback runs on the executor. Callbacks are never called from inside a method of
-// this class: replies, messages, on_up and on_down run from the loop's own handlers, and the
-// nullopt answers of stop() from a handler it posts. A callback may call any method, stop()
-// included, and may drop the last reference to the connection.
+// there too or once that loop has stopped for good; every callback runs on the executor.
+// Callbacks are never called from inside a method of this class: replies, messages, on_up and
+// on_down run from the loop's own handlers, and the nullopt answers of stop() from a handler it
+// posts. A callback may call any method, stop() included, and may drop the last reference to
+// the connection.
 //
 // The connection never blocks the loop: a host that is not a numeric address is resolved with
 // Asio's asynchronous resolver, the connect is non-blocking with a timeout, and hiredis's socket

@@ -370,7 +370,9 @@ TEST_F(RedisConnectionTest, SubscriberKeepsUpWithABurst) {
     auto sub = make(options_for(redis.port()), "subscriber");
     auto pub = make(options_for(redis.port()), "publisher");
     auto received = std::make_shared<std::vector<std::string>>();
-    sub->subscribe({"burst"}, [received](std::string_view, std::string_view payload) { received->emplace_back(payload); });
+    sub->subscribe({"burst"}, [received](std::string_view, std::string_view payload) {
+        received->emplace_back(payload);
+    });
     start_and_wait(sub);
     start_and_wait(pub);
 
@@ -434,7 +436,9 @@ TEST_F(RedisConnectionTest, OutageThenRecovery) {
     sub->on_up([&] { ++sub_ups; });
     sub->on_down([&] { ++sub_downs; });
     auto received = std::make_shared<std::vector<std::string>>();
-    sub->subscribe({"news"}, [received](std::string_view, std::string_view payload) { received->emplace_back(payload); });
+    sub->subscribe({"news"}, [received](std::string_view, std::string_view payload) {
+        received->emplace_back(payload);
+    });
     sub->start();
     start_and_wait(c);
     ASSERT_TRUE(run_until([&] { return ups == 1 && sub_ups == 1; }));
