@@ -1,5 +1,7 @@
 #include "config/options.hpp"
 
+#include "config/redis_url.hpp"
+
 #include <arpa/inet.h>
 
 #include <algorithm>
@@ -184,6 +186,25 @@ std::string check_user_name(std::string_view text) {
     });
     if (!ok) {
         return "user names are 1-32 characters of A-Z a-z 0-9 _ . -, got '" + std::string(text) + "'";
+    }
+    return {};
+}
+
+std::string check_redis_url(std::string_view text) {
+    std::string why;
+    if (text.empty() || parse_redis_url(text, &why)) {
+        return {};
+    }
+    return why;
+}
+
+std::string check_node_id(std::string_view text) {
+    bool ok = text.size() <= 64 && std::all_of(text.begin(), text.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+               c == '-';
+    });
+    if (!ok) {
+        return "node ids are 1-64 characters of A-Z a-z 0-9 _ . -, got '" + std::string(text) + "'";
     }
     return {};
 }
@@ -428,12 +449,35 @@ const std::vector<option>& table() {
         field<&settings::metrics_enabled>({.section = "metrics", .key = "enabled",
             .help = "Serve Prometheus metrics at GET /metrics on the same port. false: that path gets 404.",
             .reloadable = true}),
+
+        // ---- [cluster] ----
+        field<&settings::cluster_redis>({.section = "cluster", .key = "redis",
+            .help = "The Redis server the nodes of a cluster share, as redis://HOST:PORT (or "
+                    "redis://:PASSWORD@HOST:PORT). Nodes pointing at one Redis share rooms, presence, direct "
+                    "messages, name uniqueness and history. Empty: this daemon is a single node and nothing "
+                    "of the cluster runs.",
+            .flag = "--cluster-redis", .value_name = "URL", .check = &check_redis_url, .secret = true}),
+        field<&settings::cluster_node_id>({.section = "cluster", .key = "node_id",
+            .help = "This node's name in the cluster, unique among the nodes: 1-64 characters of A-Z a-z "
+                    "0-9 _ . -. Empty: the machine's host name.",
+            .flag = "--node-id", .value_name = "ID", .check = &check_node_id}),
+        field<&settings::cluster_name_ttl_ms>({.section = "cluster", .key = "name_ttl_ms",
+            .unit = "milliseconds",
+            .help = "Lease on each logged-in user name in Redis. The node holding the name renews it every "
+                    "third of this; when a node dies, its users' names become free after at most this long.",
+            .min = 1000, .max = hour_ms}),
+        field<&settings::cluster_history_messages>({.section = "cluster", .key = "history_messages",
+            .unit = "messages",
+            .help = "Messages each room's Redis stream keeps (trimmed approximately, in whole blocks). In "
+                    "a cluster this is the shared history that `joined` and `history` read on every node, "
+                    "in place of history.store.",
+            .min = 100, .max = 100'000'000}),
     };
     return options_table;
 }
 
-constexpr std::array<std::string_view, 9> section_names = {"server", "tls",   "limits", "rooms",  "history",
-                                                           "auth",   "admin", "log",    "metrics"};
+constexpr std::array<std::string_view, 10> section_names = {"server", "tls", "limits", "rooms",   "history",
+                                                            "auth",   "admin", "log",  "metrics", "cluster"};
 
 std::string bound_text(const option& o, double v) {
     return o.type == value_type::whole ? std::to_string(static_cast<long long>(v)) : number_text(v);

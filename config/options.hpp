@@ -68,7 +68,8 @@ struct option {
 
 // Every option, grouped by section in the order of sections().
 std::span<const option> options();
-// The sections of the file, in order: server, tls, limits, rooms, history, auth, admin, log, metrics.
+// The sections of the file, in order: server, tls, limits, rooms, history, auth, admin, log, metrics,
+// cluster.
 std::span<const std::string_view> sections();
 
 // Lookups; nullptr when there is none.

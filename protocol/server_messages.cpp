@@ -124,6 +124,30 @@ shared_frame encode_message(std::string_view room, std::string_view from, std::s
         .frame();
 }
 
+message_text_around_seq encode_message_around_seq(std::string_view room, std::string_view from,
+                                                  std::string_view text, std::int64_t ts) {
+    std::string before = "{\"type\":\"message\",\"room\":";
+    append_json_string(before, room);
+    before.append(",\"from\":");
+    append_json_string(before, from);
+    before.append(",\"text\":");
+    append_json_string(before, text);
+    before.append(",\"ts\":");
+    append_json_integer(before, ts);
+    before.append(",\"seq\":");
+    return {std::move(before), "}"};
+}
+
+shared_frame frame_of_json(std::string_view json) {
+    std::size_t header = frame_header_size(json.size());
+    shared_frame f = shared_frame::allocate(header + json.size());
+    write_frame_header(f.fill(), opcode::text, json.size());
+    if (!json.empty()) {
+        std::memcpy(f.fill() + header, json.data(), json.size());
+    }
+    return f;
+}
+
 shared_frame encode_dm(std::string_view from, std::string_view to, std::string_view text, std::int64_t ts) {
     return payload_builder()
         .raw("{\"type\":\"dm\",\"from\":")

@@ -30,6 +30,18 @@ shared_frame encode_left(std::string_view room, std::string_view re);
 shared_frame encode_message(std::string_view room, std::string_view from, std::string_view text, std::int64_t seq,
                             std::int64_t ts);
 
+// A `message` whose seq is not known yet (a cluster assigns it): the JSON text before and after
+// the seq's digits, so whoever assigns the seq completes the text without encoding it again.
+struct message_text_around_seq {
+    std::string before;  // {"type":"message",...,"seq":
+    std::string after;   // }
+};
+message_text_around_seq encode_message_around_seq(std::string_view room, std::string_view from,
+                                                  std::string_view text, std::int64_t ts);
+
+// A complete text frame around a server message's JSON text encoded elsewhere (another node).
+shared_frame frame_of_json(std::string_view json);
+
 shared_frame encode_dm(std::string_view from, std::string_view to, std::string_view text, std::int64_t ts);
 
 shared_frame encode_presence(std::string_view room, std::string_view user, bool joined);

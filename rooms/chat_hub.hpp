@@ -2,6 +2,7 @@
 
 #include "config/settings.hpp"
 #include "registry/user_registry.hpp"
+#include "rooms/cluster_link.hpp"
 #include "rooms/history_store.hpp"
 #include "rooms/message_bus.hpp"
 #include "rooms/room_directory.hpp"
@@ -31,6 +32,10 @@ public:
     // declared rooms are brought in line.
     void update_settings(const config::settings& next);
 
+    // The cluster this node belongs to; null for a single node. Set before the workers run.
+    cluster_link* cluster() const { return cluster_; }
+    void set_cluster(cluster_link* link) { cluster_ = link; }
+
     registry::user_registry& users() { return users_; }
     room_directory& rooms() { return rooms_; }
     history_store& history() { return *store_; }
@@ -44,6 +49,7 @@ private:
     std::unique_ptr<history_store> store_;
     std::vector<worker_context*> workers_;
     std::unique_ptr<message_bus> bus_;
+    cluster_link* cluster_ = nullptr;
     registry::user_registry users_;
     room_directory rooms_;
 };

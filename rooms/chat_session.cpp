@@ -111,7 +111,7 @@ void chat_session::fail(error_code code, std::string_view message, std::string_v
 }
 
 void chat_session::on_login(request& req) {
-    if (logged_in()) {
+    if (logged_in() || claiming_) {
         fail(error_code::already_logged_in, protocol::default_message(error_code::already_logged_in), req.id);
         return;
     }
@@ -158,13 +158,49 @@ void chat_session::on_login(request& req) {
         fail(error_code::username_taken, "the name '" + req.user + "' is in use", req.id);
         return;
     }
+    if (cluster_link* cluster = worker_.hub().cluster()) {
+        // The name is ours on this node; the cluster decides whether it is free everywhere.
+        claiming_ = true;
+        user_ = std::move(req.user);
+        worker_context& owner = worker_;
+        std::uint32_t session_id = handle_.session;
+        cluster->claim_name(user_, handle_,
+                            [&owner, session_id, re = req.id,
+                             claim = std::move(rooms_claim)](cluster_link::claim_outcome outcome) mutable {
+                                if (chat_session* session = owner.find_session(session_id);
+                                    session != nullptr && session->claiming_) {
+                                    session->finish_login(outcome, std::move(re), std::move(claim));
+                                }
+                            });
+        return;
+    }
+    user_ = std::move(req.user);
+    finish_login(cluster_link::claim_outcome::claimed, std::move(req.id), std::move(rooms_claim));
+}
+
+void chat_session::finish_login(cluster_link::claim_outcome outcome, std::string re,
+                                std::optional<std::vector<std::string>> rooms_claim) {
+    claiming_ = false;
+    if (outcome == cluster_link::claim_outcome::taken) {
+        release_name(user_);
+        fail(error_code::username_taken, "the name '" + user_ + "' is in use", re);
+        user_.clear();
+        return;
+    }
     if (rooms_claim) {
         worker_.set_grant(handle_.session, room_grant(std::move(*rooms_claim)));
     }
-    user_ = std::move(req.user);
-    send(protocol::encode_welcome(user_, req.id));
-    if (const std::string& motd = s.motd; !motd.empty()) {
+    send(protocol::encode_welcome(user_, re));
+    if (const std::string& motd = worker_.settings().motd; !motd.empty()) {
         send(protocol::encode_system(motd));
+    }
+}
+
+void chat_session::release_name(const std::string& user) {
+    registry::user_registry& users = worker_.hub().users();
+    users.unregister(user, handle_);
+    if (cluster_link* cluster = worker_.hub().cluster(); cluster != nullptr && !users.lookup(user)) {
+        cluster->release_name(user);
     }
 }
 
@@ -284,8 +320,28 @@ void chat_session::on_say(request& req) {
         return;
     }
     // Only a say with an id is acknowledged.
-    m->joined->say(user_, req.text, unix_millis(), req.id.empty() ? nullptr : &output_, req.id);
+    if (cluster_link* cluster = worker_.hub().cluster(); cluster != nullptr && cluster->sequencing()) {
+        // The cluster numbers it; it comes back to the room here as to every node's.
+        cluster->submit_say(m->joined->name(), user_, req.text, unix_millis(), handle_, req.id);
+    } else if (cluster != nullptr) {
+        say_here(m->joined->name(), req.text, unix_millis(), req.id);
+    } else {
+        m->joined->say(user_, req.text, unix_millis(), req.id.empty() ? nullptr : &output_, req.id);
+    }
     worker_.counters().says.add();
+}
+
+void chat_session::say_here(std::string_view room_name, std::string_view text, std::int64_t ts,
+                            std::string_view ack_id) {
+    auto found = find_room(room_name);
+    if (found == rooms_.end()) {
+        return;
+    }
+    cluster_link& cluster = *worker_.hub().cluster();
+    room& target = *found->joined;
+    target.detach(cluster.detached_epoch());
+    target.say(user_, text, ts, ack_id.empty() ? nullptr : &output_, ack_id);
+    cluster.keep_for_cluster(target.name(), user_, text, ts);
 }
 
 void chat_session::on_dm(request& req) {
@@ -297,14 +353,22 @@ void chat_session::on_dm(request& req) {
         return;
     }
     std::vector<registry::session_handle> targets;
+    cluster_link* cluster = worker_.hub().cluster();
+    bool elsewhere = false;
     if (worker_.hub().users().lookup_all(req.to, targets) == 0) {
-        fail(error_code::user_not_found, "no user '" + req.to + "' is online", req.id);
-        return;
+        elsewhere = cluster != nullptr && cluster->online_elsewhere(req.to);
+        if (!elsewhere) {
+            fail(error_code::user_not_found, "no user '" + req.to + "' is online", req.id);
+            return;
+        }
     }
     auto frame = protocol::encode_dm(user_, req.to, req.text, unix_millis());
     send(frame);
     if (!req.id.empty()) {
         send(protocol::encode_ack(req.id, {}, 0));
+    }
+    if (elsewhere) {
+        cluster->send_dm(req.to, frame);
     }
     // Every connection of the recipient gets it, and the sender's other connections get their
     // copy too, so each of a user's tabs shows the whole conversation. (Without tokens a name
@@ -327,7 +391,15 @@ void chat_session::on_dm(request& req) {
     }
 }
 
-void chat_session::on_users(request& req) { send(protocol::encode_users(worker_.hub().users().names(), req.id)); }
+void chat_session::on_users(request& req) {
+    std::vector<std::string> names = worker_.hub().users().names();
+    if (cluster_link* cluster = worker_.hub().cluster()) {
+        cluster->append_remote_users(names);
+        std::sort(names.begin(), names.end());
+        names.erase(std::unique(names.begin(), names.end()), names.end());
+    }
+    send(protocol::encode_users(names, req.id));
+}
 
 void chat_session::on_rooms(request& req) {
     auto listed = worker_.hub().rooms().list();
@@ -401,8 +473,8 @@ void chat_session::end(bool disconnected) {
     while (!rooms_.empty()) {
         leave_room(rooms_.end() - 1, disconnected);
     }
-    if (logged_in()) {
-        worker_.hub().users().unregister(user_, handle_);
+    if (!user_.empty()) {  // logged in, or waiting for the cluster to grant the name
+        release_name(user_);
         worker_.drop_grant(handle_.session);
     }
 }

@@ -4,12 +4,14 @@
 #include "protocol/request.hpp"
 #include "protocol/shared_frame.hpp"
 #include "registry/session_handle.hpp"
+#include "rooms/cluster_link.hpp"
 #include "rooms/session_output.hpp"
 #include "rooms/unix_clock.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,10 +45,14 @@ public:
     // `disconnected`, a system line) and free the name. Idempotent.
     void end(bool disconnected = true);
 
+    // A say the cluster could not take (it lost Redis): served by this node alone, in the room's
+    // detached epoch, and kept for the shared history. Nothing when the session left the room.
+    void say_here(std::string_view room_name, std::string_view text, std::int64_t ts, std::string_view ack_id);
+
     session_output& output() { return output_; }
     registry::session_handle handle() const { return handle_; }
     const std::string& user() const { return user_; }
-    bool logged_in() const { return !user_.empty(); }
+    bool logged_in() const { return !user_.empty() && !claiming_; }
     std::size_t room_count() const { return rooms_.size(); }
 
 private:
@@ -67,6 +73,12 @@ private:
     void on_history(request& req);
     void on_typing(request& req);
 
+    // The end of a login that waited for the cluster to grant the name.
+    void finish_login(cluster_link::claim_outcome outcome, std::string re,
+                      std::optional<std::vector<std::string>> rooms_claim);
+    // Gives the name up in this node's registry and, when no session here holds it any more, in
+    // the cluster.
+    void release_name(const std::string& user);
     bool take_token();
     // A login that could not prove its name: `unauthorized`, then close (1008).
     void refuse_login(std::string_view why, std::string_view re);
@@ -88,6 +100,7 @@ private:
     float tokens_;
     std::uint32_t rejected_in_a_row_ = 0;
     bool ended_ = false;
+    bool claiming_ = false;  // a login waits for the cluster's answer; user_ holds the name meanwhile
 };
 
 }  // namespace parley::rooms

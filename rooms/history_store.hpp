@@ -34,6 +34,13 @@ struct history_answer {
     std::size_t limit = 0;
 };
 
+// One message as a log holds it.
+struct log_entry {
+    std::int64_t seq = 0;
+    std::int64_t ts = 0;  // unix ms
+    protocol::shared_frame frame;
+};
+
 // One room's message log: seq numbering and, in memory, the newest messages (complete `message`
 // frames), which serve `joined` replies and most `history` requests without touching storage.
 //
@@ -73,6 +80,14 @@ public:
 
     std::size_t memory_size() const { return entries_.size(); }
 
+    // Every message in memory, oldest first (expired ones included until the next append).
+    std::vector<log_entry> newest_entries() const { return {entries_.begin(), entries_.end()}; }
+
+    // Starts the log over as a copy of another's (a cluster's shared history): this epoch, this
+    // last seq, and in memory these newest messages (oldest first, seqs at most last_seq).
+    // Everything older counts as stored elsewhere (stored_first), for history_store::complete.
+    void reset(std::int64_t epoch, std::int64_t last_seq, std::vector<log_entry> newest, std::int64_t stored_first);
+
 protected:
     // The store learns of each message here (under the room's lock). The memory store does
     // nothing; a durable store queues it for writing.
@@ -88,11 +103,7 @@ protected:
     std::atomic<std::int64_t> stored_first_{std::numeric_limits<std::int64_t>::max()};
 
 private:
-    struct entry {
-        std::int64_t seq;
-        std::int64_t ts;
-        protocol::shared_frame frame;
-    };
+    using entry = log_entry;
     using iterator = std::deque<entry>::const_iterator;
 
     // First entry not expired by age, and first entry with seq > after (or >= below).
@@ -102,7 +113,7 @@ private:
     std::int64_t memory_first_seq() const;
     void drop_oldest();
 
-    const std::int64_t epoch_;
+    std::int64_t epoch_;  // changes only in reset()
     const std::size_t memory_limit_;
     const std::int64_t max_age_ms_;
     std::int64_t last_seq_;

@@ -5,7 +5,7 @@ namespace {
 
 class local_bus final : public message_bus {
 public:
-    void publish(std::string_view, std::int64_t, const protocol::shared_frame&) override {}
+    void publish(room_event, std::string_view, std::string_view, const protocol::shared_frame&) override {}
 };
 
 }  // namespace

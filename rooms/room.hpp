@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -87,6 +88,54 @@ public:
     // Relays a typing notice to the other members (not stored, no seq).
     void typing(std::string_view user, registry::session_handle who);
 
+    // ---- cluster: events from the other nodes, applied by the cluster's loop ----
+
+    // A message sequenced by the cluster (seq assigned by Redis): stored and delivered to the
+    // local members. `duplicate` when seq is not above the log's last seq (already applied),
+    // `gap` when messages before it are missing (nothing applied: the caller fetches those
+    // first), `gone` when the room closed meanwhile (look it up again).
+    // allow_gap: apply even after missing seqs (read from a stream that no longer holds them).
+    enum class apply_outcome { applied, duplicate, gap, gone };
+    apply_outcome apply_message(std::int64_t seq, std::int64_t ts, const protocol::shared_frame& frame,
+                                bool allow_gap = false);
+    // The log's last seq, read under the lock.
+    std::int64_t last_seq() const;
+    // Epoch and last seq of the log, together.
+    std::pair<std::int64_t, std::int64_t> log_position() const;
+
+    // A join, leave, typing notice or announcement made on node `node`; frame is what that node
+    // sent its own members, delivered here as it is. Returns false when the room had closed.
+    // Presence is shown to local members only while the room has at most presence_max_members.
+    bool apply_remote(room_event event, std::string_view node, std::string_view user,
+                      const protocol::shared_frame& frame, std::size_t presence_max_members = SIZE_MAX);
+    // Makes the members on other nodes exactly `remote` (user -> node), telling the local
+    // members of every difference (presence). Used when a node (re)reads the cluster's state,
+    // and with an empty map for a node that died. Returns false when the room had closed.
+    bool set_remote_members(const std::map<std::string, std::string, std::less<>>& remote);
+    // Removes the members of node `node` (a node that died or restarted), as if they
+    // disconnected. Returns false when the room had closed.
+    bool drop_node(std::string_view node);
+    // Users with a session here in the room, sorted (what this node tells the cluster).
+    std::vector<std::string> local_members() const;
+    // Users on other nodes, for the cluster's bookkeeping.
+    std::map<std::string, std::string, std::less<>> remote_members() const;
+
+    // Replaces the log's content with the cluster's: epoch, and its newest messages (oldest
+    // first). When the epoch or anything the local members were shown changed, they get a fresh
+    // `joined` (without `re`), with recovered false, so clients start the room over.
+    // last_seq: the cluster's last seq for the room (its stream may hold fewer than that).
+    // Returns false when the room had closed (look it up again).
+    bool rebase(std::int64_t epoch, std::int64_t last_seq, std::vector<log_entry> newest);
+
+    // The cluster is unreachable and this node is about to number the room's messages alone:
+    // the log moves to `epoch` (keeping its messages and seq), and local members get a fresh
+    // `joined` saying so, so no client takes this node's seqs for the cluster's. Nothing when
+    // the log is in that epoch already.
+    void detach(std::int64_t epoch);
+
+    // Closes the room when nobody is in it on any node and it is not declared.
+    void close_if_unused();
+
     // History query (oldest first): before/after as in protocol v1, else the newest. What memory
     // does not hold is left in the answer's `stored` part, for history_store::complete.
     history_answer history(std::optional<std::int64_t> before, std::optional<std::int64_t> after,
@@ -99,7 +148,29 @@ private:
     // Requires mutex_. Posts frame to every worker with members; skips `except`. The calling
     // thread's own worker, when its members here are few, is served at once instead (see
     // inline_fanout_limit in room.cpp).
-    void broadcast_locked(const protocol::shared_frame& frame, registry::session_handle except, std::int64_t seq = 0);
+    void broadcast_locked(const protocol::shared_frame& frame, registry::session_handle except);
+    // Requires mutex_. Tells the local members the room starts over in the log's epoch.
+    void send_fresh_joined_locked();
+    // Requires mutex_. Members on every node, for presence limits and the member count.
+    std::size_t all_members_locked() const { return members_.size() + remote_members_.size(); }
+    // Requires mutex_. Closes when nobody is here on any node and the room is not declared.
+    void close_if_unused_locked();
+    // Requires mutex_. A member of another node left: presence and, when disconnected, a line.
+    void remote_left_locked(std::string_view user, bool disconnected);
+    // Requires mutex_. Removes the remote members (user, node) that `which` picks, as leaves.
+    template <typename Predicate>
+    void drop_remote_locked(Predicate which, bool disconnected) {
+        for (auto it = remote_members_.begin(); it != remote_members_.end();) {
+            if (!which(*it)) {
+                ++it;
+                continue;
+            }
+            std::string user = it->first;
+            it = remote_members_.erase(it);
+            member_count_.fetch_sub(1, std::memory_order_relaxed);
+            remote_left_locked(user, disconnected);
+        }
+    }
 
     const std::string name_;
     room_log& log_;
@@ -109,6 +180,8 @@ private:
 
     mutable std::mutex mutex_;
     std::map<std::string, std::uint32_t, std::less<>> members_;  // name -> sessions of that name
+    // Members on other nodes of a cluster: user -> node (a name is held by one node).
+    std::map<std::string, std::string, std::less<>> remote_members_;
     std::vector<std::uint32_t> members_per_worker_;
     // Per worker: delivery tasks posted to it and not yet run. A broadcast made on a worker's
     // own thread reaches that worker's members at once (no task) only while this is zero, so

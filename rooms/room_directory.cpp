@@ -73,6 +73,17 @@ void room_directory::erase(const room* r) {
     }
 }
 
+std::vector<std::shared_ptr<room>> room_directory::all() const {
+    std::vector<std::shared_ptr<room>> out;
+    for (const shard& s : shards_) {
+        std::lock_guard lock(s.mutex);
+        for (const auto& [name, r] : s.rooms) {
+            out.push_back(r);
+        }
+    }
+    return out;
+}
+
 std::vector<std::pair<std::string, std::size_t>> room_directory::list() const {
     std::vector<std::pair<std::string, std::size_t>> out;
     for (const shard& s : shards_) {

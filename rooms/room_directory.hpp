@@ -35,6 +35,9 @@ public:
     // Called by a room, under its lock, when its last member left.
     void erase(const room* r);
 
+    // Every room that exists now, in no order.
+    std::vector<std::shared_ptr<room>> all() const;
+
     // Every room with its member count, sorted by name.
     std::vector<std::pair<std::string, std::size_t>> list() const;
     std::size_t size() const;

@@ -20,6 +20,17 @@ void room_log::preload(std::int64_t seq, std::int64_t ts, shared_frame message) 
     last_seq_ = std::max(last_seq_, seq);
 }
 
+void room_log::reset(std::int64_t epoch, std::int64_t last_seq, std::vector<log_entry> newest,
+                     std::int64_t stored_first) {
+    epoch_ = epoch;
+    last_seq_ = last_seq;
+    entries_.clear();
+    for (auto& e : newest) {
+        entries_.push_back(std::move(e));
+    }
+    stored_first_.store(stored_first, std::memory_order_release);
+}
+
 void room_log::append(std::int64_t seq, std::int64_t ts, const shared_frame& message) {
     last_seq_ = seq;
     entries_.push_back({seq, ts, message});

@@ -141,7 +141,9 @@ void http_session::route() {
         }
     }
     if (path == "/healthz") {
-        respond(http::status::ok, "ok", keep_alive);
+        // A node cut off from the cluster still serves its own users: 200, saying so.
+        rooms::cluster_link* cluster = hub_.cluster();
+        respond(http::status::ok, cluster != nullptr && cluster->health().degraded ? "degraded" : "ok", keep_alive);
         return;
     }
     if (path == "/readyz") {
@@ -248,6 +250,9 @@ std::string http_session::metrics_text() const {
     in.users = hub_.users().size();
     in.rooms = hub_.rooms().size();
     in.history = hub_.history().stats();
+    if (rooms::cluster_link* cluster = hub_.cluster()) {
+        in.cluster = cluster->health();
+    }
     in.ready = accepting_.load(std::memory_order_relaxed);
     in.version = PARLEY_VERSION;
     return render_metrics(in);

@@ -99,7 +99,10 @@ int main(int argc, char** argv) {
 
     std::unique_ptr<parley::rooms::history_store> history;
     try {
-        history = parley::server::open_history(settings);
+        // A node of a cluster keeps history in the cluster's Redis, not in a file of its own.
+        if (settings.cluster_redis.empty()) {
+            history = parley::server::open_history(settings);
+        }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "parleyd: not starting: history: %s\n", e.what());
         return 1;
@@ -130,7 +133,10 @@ int main(int argc, char** argv) {
                                                    : address.to_string();
         spdlog::info("chat page at {}://{}:{}/", tls ? "https" : "http", host, endpoint.port());
     }
-    if (settings.history_store == "sqlite") {
+    if (!settings.cluster_redis.empty()) {
+        spdlog::info("history shared by the cluster in redis (up to {} messages per room)",
+                     settings.cluster_history_messages);
+    } else if (settings.history_store == "sqlite") {
         spdlog::info("history in {} (written every {} ms)", settings.history_path, settings.history_flush_interval_ms);
     } else {
         spdlog::info("history in memory only: lost at restart");

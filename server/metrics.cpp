@@ -127,6 +127,43 @@ const metric metric_table[] = {
                 [](const scrape& s, std::size_t) -> sample_value {
                     return static_cast<std::uint64_t>(s.in.history.backlog);
                 }),
+    // The cluster's, left out on a single node.
+    from_scrape("parley_cluster_degraded", metric_type::gauge,
+                "1 while this node cannot reach the cluster's Redis (it serves its own users alone), else 0.",
+                [](const scrape& s, std::size_t) -> sample_value {
+                    if (!s.in.cluster) {
+                        return std::monostate{};
+                    }
+                    return std::uint64_t{s.in.cluster->degraded ? 1u : 0u};
+                }),
+    from_scrape("parley_cluster_events_received_total", metric_type::counter,
+                "Events read from the cluster's channel (every node's joins, leaves, messages, ...).",
+                [](const scrape& s, std::size_t) -> sample_value {
+                    return s.in.cluster ? sample_value(s.in.cluster->events_received) : std::monostate{};
+                }),
+    from_scrape("parley_cluster_messages_sequenced_total", metric_type::counter,
+                "Messages of this node's users numbered and stored by the cluster.",
+                [](const scrape& s, std::size_t) -> sample_value {
+                    return s.in.cluster ? sample_value(s.in.cluster->messages_sequenced) : std::monostate{};
+                }),
+    from_scrape("parley_cluster_resyncs_total", metric_type::counter,
+                "Times this node read the cluster's state (on joining, and after each loss of Redis).",
+                [](const scrape& s, std::size_t) -> sample_value {
+                    return s.in.cluster ? sample_value(s.in.cluster->resyncs) : std::monostate{};
+                }),
+    from_scrape("parley_cluster_names_lost_total", metric_type::counter,
+                "User names another node took while this one was cut off (their sessions here were closed).",
+                [](const scrape& s, std::size_t) -> sample_value {
+                    return s.in.cluster ? sample_value(s.in.cluster->names_lost) : std::monostate{};
+                }),
+    from_scrape("parley_cluster_remote_users", metric_type::gauge, "Users logged in on the other nodes.",
+                [](const scrape& s, std::size_t) -> sample_value {
+                    return s.in.cluster ? sample_value(s.in.cluster->remote_users) : std::monostate{};
+                }),
+    from_scrape("parley_cluster_remote_nodes", metric_type::gauge, "Other live nodes of the cluster.",
+                [](const scrape& s, std::size_t) -> sample_value {
+                    return s.in.cluster ? sample_value(s.in.cluster->remote_nodes) : std::monostate{};
+                }),
     from_workers("parley_messages_received_total", metric_type::counter,
                  "Complete WebSocket text messages received from clients.", field<&worker_counters::messages_received>),
     from_workers("parley_frames_sent_total", metric_type::counter,

@@ -1,10 +1,12 @@
 #pragma once
 
+#include "rooms/cluster_link.hpp"
 #include "rooms/history_store.hpp"
 #include "rooms/worker_counters.hpp"
 #include "server/process_stats.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +19,7 @@ struct metrics_input {
     std::uint64_t users = 0;                             // logged-in users (registry size)
     std::uint64_t rooms = 0;                             // rooms that exist
     rooms::history_stats history;                        // the history store's writing
+    std::optional<rooms::cluster_health> cluster;        // none on a single node
     bool ready = true;                                   // false during shutdown
     std::string_view version;                            // parley_build_info{version=...}
     const process_stats* process = nullptr;              // null: read_process_stats() now

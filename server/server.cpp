@@ -1,6 +1,8 @@
 #include "server/server.hpp"
 
 #include "rooms/chat_hub.hpp"
+#include "server/cluster/cluster_node.hpp"
+#include "server/cluster/node_id.hpp"
 #include "rooms/chat_session.hpp"
 #include "rooms/unix_clock.hpp"
 #include "server/http_session.hpp"
@@ -21,6 +23,26 @@ namespace parley::server {
 namespace asio = boost::asio;
 using asio::ip::tcp;
 
+namespace {
+
+cluster::cluster_options cluster_options_from(const config::settings& s) {
+    cluster::cluster_options o;
+    std::string why;
+    if (auto endpoint = config::parse_redis_url(s.cluster_redis, &why)) {
+        o.redis = *endpoint;
+    } else {
+        throw std::runtime_error("cluster.redis " + why);
+    }
+    o.node_id = s.cluster_node_id.empty() ? cluster::default_node_id() : s.cluster_node_id;
+    o.name_ttl = std::chrono::milliseconds(s.cluster_name_ttl_ms);
+    o.stream_length = s.cluster_history_messages;
+    o.history_per_room = s.history_per_room;
+    o.presence_max_members = s.presence_max_members;
+    return o;
+}
+
+}  // namespace
+
 server::server(const config::settings& settings, config::config_source source,
                std::shared_ptr<const tls_context> tls, std::unique_ptr<rooms::history_store> history)
     : settings_(settings),
@@ -36,10 +58,21 @@ server::server(const config::settings& settings, config::config_source source,
         workers_.push_back(std::make_unique<worker>(i));
         contexts.push_back(&workers_.back()->chat());
     }
+    std::unique_ptr<rooms::message_bus> bus;
+    if (!settings_.cluster_redis.empty()) {
+        cluster_ = std::make_unique<cluster::cluster_node>(workers_.front()->io().get_executor(),
+                                                           cluster_options_from(settings_));
+        history = cluster_->make_history_store();
+        bus = cluster_->make_bus();
+    }
     if (!history) {
         history = rooms::make_memory_history_store(settings_.history_per_room, rooms::unix_millis());
     }
-    hub_ = std::make_unique<rooms::chat_hub>(settings_, std::move(history), contexts);
+    hub_ = std::make_unique<rooms::chat_hub>(settings_, std::move(history), contexts, std::move(bus));
+    if (cluster_) {
+        hub_->set_cluster(cluster_.get());
+        cluster_->attach(*hub_);
+    }
 
     boost::system::error_code ec;
     auto address = asio::ip::make_address(settings_.bind, ec);
@@ -56,6 +89,10 @@ server::server(const config::settings& settings, config::config_source source,
 server::~server() {
     for (auto& w : workers_) {
         w->join();
+    }
+    if (cluster_) {
+        // Its connections live on worker 0's loop, which goes below.
+        cluster_->stop();
     }
     // History reads finishing now would post replies to loops about to go; messages already
     // accepted are still written when the hub (and with it the store) goes, below.
@@ -80,6 +117,9 @@ void server::run() {
                 }
             });
         });
+    }
+    if (cluster_) {
+        cluster_->start();
     }
     do_accept();
     systemd::ready("serving");
@@ -200,11 +240,20 @@ void server::do_stop() {
         // answering its keep-alive HTTP connections (/readyz 503) meanwhile.
         w->shutdown(window, deadline, [this] {
             asio::post(main_io_, [this] {
-                if (++drained_workers_ == workers_.size()) {
+                if (++drained_workers_ != workers_.size()) {
+                    return;
+                }
+                auto stop_workers = [this] {
                     for (auto& each : workers_) {
                         each->stop();
                     }
+                };
+                if (!cluster_) {
+                    stop_workers();
+                    return;
                 }
+                // The other nodes drop this one's users and names now, not after their lease.
+                cluster_->depart([this, stop_workers] { asio::post(main_io_, stop_workers); });
             });
         });
     }

@@ -18,6 +18,10 @@ namespace parley::rooms {
 class chat_hub;
 }
 
+namespace parley::cluster {
+class cluster_node;
+}
+
 namespace parley::server {
 
 class tls_context;
@@ -33,6 +37,7 @@ class worker;
 class server {
 public:
     // history: where room messages live (open_history); null: memory, sized by the settings.
+    // With cluster.redis set the node keeps history in the cluster's Redis instead.
     server(const config::settings& settings, config::config_source source,
            std::shared_ptr<const tls_context> tls = nullptr, std::unique_ptr<rooms::history_store> history = nullptr);
     ~server();
@@ -58,6 +63,9 @@ private:
     config::config_source source_;   // where reloads read from (file and command-line overrides)
     boost::asio::io_context main_io_;  // listener and signals, on the thread that calls run()
     std::vector<std::unique_ptr<worker>> workers_;
+    // This daemon as a node of a cluster ([cluster] redis set), on worker 0's loop; null for a
+    // single node. Declared before the hub: the hub's bus refers to it until the hub is gone.
+    std::unique_ptr<cluster::cluster_node> cluster_;
     std::unique_ptr<rooms::chat_hub> hub_;
     connection_limiter limiter_;
     std::shared_ptr<const tls_context> tls_;  // for new connections; main thread only

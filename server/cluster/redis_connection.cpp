@@ -112,6 +112,7 @@ struct redis_session {
     static void on_connect(const redisAsyncContext* ac, int status) noexcept;
     static void on_reply(redisAsyncContext* ac, void* reply, void* privdata) noexcept;
     static void on_pong(redisAsyncContext* ac, void* reply, void* privdata) noexcept;
+    static void on_auth(redisAsyncContext* ac, void* reply, void* privdata) noexcept;
     static void on_subscription(redisAsyncContext* ac, void* reply, void* privdata) noexcept;
 };
 
@@ -163,6 +164,20 @@ void redis_session::on_pong(redisAsyncContext*, void* reply, void* privdata) noe
             session->handshake_error.clear();
             session->pong_pending = true;  // no answer, then: the connect timeout ends the attempt
         }
+    }
+}
+
+void redis_session::on_auth(redisAsyncContext*, void* reply, void* privdata) noexcept {
+    auto* session = static_cast<redis_session*>(privdata);
+    const auto* r = static_cast<const redisReply*>(reply);
+    if (r == nullptr || r->type != REDIS_REPLY_ERROR) {
+        return;
+    }
+    try {
+        // The PING or SUBSCRIBE sent after it fails too (NOAUTH); this names the cause.
+        session->handshake_error = std::string("AUTH: ").append(text_of(r));
+    } catch (...) {
+        session->pong_pending = true;  // no answer, then: the connect timeout ends the attempt
     }
 }
 
@@ -449,6 +464,11 @@ void redis_connection::send_handshake(detail::redis_session& session) {
     // TCP keepalive (hiredis: 15 s idle, then 3 probes 5 s apart): a subscriber sends nothing
     // once up, so only keepalive notices a peer that vanished without a reset. Best effort.
     redisEnableKeepAlive(&ac->c);
+    if (!options_.password.empty() &&
+        redisAsyncCommand(ac, &detail::redis_session::on_auth, &session, "AUTH %b", options_.password.data(),
+                          options_.password.size()) != REDIS_OK) {
+        return;  // handshake not sent: the attempt fails
+    }
     if (subscriber_ && !channels_.empty()) {
         session.handshake_sent = send_subscribe(session, channels_);
         return;

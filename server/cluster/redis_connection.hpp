@@ -59,6 +59,8 @@ public:
     struct options {
         std::string host = "127.0.0.1";  // numeric address, or a name resolved without blocking
         std::uint16_t port = 6379;
+        // Sent with AUTH before anything else on every connection; empty: none.
+        std::string password;
         // First retry delay after a loss or a failed attempt; each further failure doubles the
         // step up to backoff_max. Each wait is drawn uniformly from the upper half of its step
         // [step/2, step], so nodes that lost Redis together do not come back in lockstep.

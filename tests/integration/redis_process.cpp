@@ -84,7 +84,7 @@ bool answers_as(std::uint16_t port, pid_t pid) {
 
 }  // namespace
 
-redis_process::redis_process() {
+redis_process::redis_process(persistence kept) : kept_(kept) {
     // The port is free when picked but may be taken before Redis binds it: then pick another.
     for (int tries = 0; tries < 5; ++tries) {
         port_ = free_port();
@@ -164,10 +164,11 @@ std::string redis_process::log_tail(std::size_t lines) const {
 }
 
 bool redis_process::launch() {
+    const bool append_only = kept_ == persistence::append_only;
     std::vector<std::string> args = {"redis-server", "--port",   std::to_string(port_), "--bind", "127.0.0.1",
-                                     "--save",       "",         "--appendonly",        "no",     "--daemonize",
-                                     "no",           "--dir",    dir_.path(),           "--logfile",
-                                     dir_.file("redis.log")};
+                                     "--save",       "",         "--appendonly",        append_only ? "yes" : "no",
+                                     "--appendfsync", "always",  "--daemonize",         "no",
+                                     "--dir",        dir_.path(), "--logfile",          dir_.file("redis.log")};
     // Everything the child needs is prepared before fork: only async-signal-safe calls between
     // fork and exec.
     std::vector<char*> argv;

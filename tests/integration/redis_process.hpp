@@ -15,9 +15,13 @@ namespace parley::integration {
 // directory. Not thread-safe. The child gets SIGKILL if the test process dies first.
 class redis_process {
 public:
+    // What survives stop() and start(): nothing, or everything written (an append-only file in
+    // the temporary directory, written through at every command), as a production Redis keeps it.
+    enum class persistence { none, append_only };
+
     // Starts Redis on a free loopback port and waits until it answers PING. Throws
     // std::runtime_error, with the end of Redis's log, when it does not within 10 s.
-    redis_process();
+    explicit redis_process(persistence kept = persistence::none);
     // The same on a given port (one the test reserved with reserved_port and released).
     explicit redis_process(std::uint16_t port);
     // Kills Redis (SIGKILL) if it still runs.
@@ -50,6 +54,7 @@ private:
     void kill_and_reap(int signal, std::chrono::milliseconds timeout);
 
     temp_dir dir_;
+    persistence kept_ = persistence::none;
     std::uint16_t port_ = 0;
     pid_t pid_ = -1;
     bool paused_ = false;

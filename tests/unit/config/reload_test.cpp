@@ -55,6 +55,8 @@ TEST(plan_reload, reloadability_follows_the_table) {
                           o.name() == "log.format" || o.name() == "log.file" ||
                           // The store, its file and its thread are set up once, at start.
                           o.section == "history" ||
+                          // Joining or leaving a cluster, or changing its Redis, is a restart.
+                          o.section == "cluster" ||
                           // The files are read again on every reload; a different path needs a restart.
                           o.name() == "tls.cert_file" || o.name() == "tls.key_file");
         EXPECT_EQ(o.reloadable, expected) << o.name();
@@ -121,6 +123,11 @@ format = "json"
 file = "x.log"
 [metrics]
 enabled = false
+[cluster]
+redis = "redis://10.0.0.1:6379"
+node_id = "n1"
+name_ttl_ms = 5000
+history_messages = 500
 )",
                                     "all.toml");
     ASSERT_TRUE(changed.ok()) << changed.errors.front().text();

@@ -1,0 +1,73 @@
+#pragma once
+
+#include "protocol/shared_frame.hpp"
+#include "registry/session_handle.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace parley::rooms {
+
+// How the node stands in its cluster, for /healthz and /metrics.
+struct cluster_health {
+    bool degraded = true;                  // Redis unreachable, or the node not in sync yet
+    std::uint64_t events_received = 0;     // events read from the cluster's channel
+    std::uint64_t messages_sequenced = 0;  // says of this node's users numbered by the cluster
+    std::uint64_t resyncs = 0;             // times the node read the cluster's state (first join included)
+    std::uint64_t names_lost = 0;          // names another node took while this one was cut off
+    std::uint64_t remote_users = 0;        // users logged in on other nodes
+    std::uint64_t remote_nodes = 0;        // other live nodes
+};
+
+// What a session asks of the cluster its node belongs to: the seam that the Redis cluster node
+// (server/cluster) implements. With no cluster configured the hub has none and sessions go the
+// single-node way.
+// Thread: every method may be called from any worker; none blocks (each only queues work for the
+// cluster's own loop, or reads a replica under a short lock).
+class cluster_link {
+public:
+    virtual ~cluster_link() = default;
+
+    enum class claim_outcome { claimed, taken };
+    // Takes user's name cluster-wide for a session that already holds it in this node's
+    // registry. done runs later on the session's worker (posted there), or never for a session
+    // that is gone by then (the claim is released again when no local session holds the name).
+    // While the cluster is unreachable the name is claimed when it returns, and done runs at once
+    // with `claimed`: a node without Redis goes on serving its own users.
+    virtual void claim_name(std::string_view user, registry::session_handle who,
+                            std::function<void(claim_outcome)> done) = 0;
+    // No session of this node holds user any more: the name is free in the cluster.
+    virtual void release_name(std::string_view user) = 0;
+
+    // A say in a clustered room: the cluster assigns its seq, stores it in the shared history and
+    // delivers it to the room on every node (this one included, through room::apply_message).
+    // The sender (when ack_id is not empty) gets its `ack` before its own copy of the message.
+    // While the cluster is unreachable the say is handed back to the sender's session
+    // (chat_session::say_here, posted to its worker), which serves the room locally.
+    virtual void submit_say(std::string_view room, std::string_view from, std::string_view text, std::int64_t ts,
+                            registry::session_handle sender, std::string_view ack_id) = 0;
+
+    // False while the cluster is unreachable: says are served by this node alone (say_here).
+    virtual bool sequencing() const = 0;
+    // While unreachable: the epoch this node's rooms continue in (a room's seqs from now on are
+    // this node's alone, so they must not pass for the cluster's), and the says made meanwhile,
+    // which join the shared history when the cluster returns.
+    virtual std::int64_t detached_epoch() const = 0;
+    virtual void keep_for_cluster(std::string_view room, std::string_view from, std::string_view text,
+                                  std::int64_t ts) = 0;
+
+    // Any thread.
+    virtual cluster_health health() const = 0;
+
+    // True when user is logged in on another node of the cluster (as last heard).
+    virtual bool online_elsewhere(std::string_view user) const = 0;
+    // Delivers a `dm` frame to user's sessions on the other nodes.
+    virtual void send_dm(std::string_view to, const protocol::shared_frame& frame) = 0;
+    // Appends the names logged in on other nodes (unsorted; a name may repeat one already in out).
+    virtual void append_remote_users(std::vector<std::string>& out) const = 0;
+};
+
+}  // namespace parley::rooms

@@ -1,0 +1,114 @@
+#include "server/cluster/cluster_event.hpp"
+
+#include <charconv>
+
+namespace parley::cluster {
+namespace {
+
+// Cuts the next line off text; false when there is no newline left.
+bool next_line(std::string_view& text, std::string_view& line) {
+    auto end = text.find('\n');
+    if (end == std::string_view::npos) {
+        return false;
+    }
+    line = text.substr(0, end);
+    text.remove_prefix(end + 1);
+    return true;
+}
+
+template <typename T>
+bool read_number(std::string_view text, T& out) {
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
+
+bool known_type(char c) {
+    switch (static_cast<event_type>(c)) {
+    case event_type::message:
+    case event_type::join:
+    case event_type::leave:
+    case event_type::leave_disconnected:
+    case event_type::typing:
+    case event_type::system:
+    case event_type::login:
+    case event_type::logout:
+    case event_type::dm:
+    case event_type::node_gone:
+    case event_type::node_state:
+    case event_type::marker:
+        return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+std::optional<cluster_event> parse_event(std::string_view payload) {
+    cluster_event e;
+    std::string_view type;
+    if (!next_line(payload, type) || type.size() != 1 || !known_type(type[0]) || !next_line(payload, e.origin) ||
+        !next_line(payload, e.room) || !next_line(payload, e.user)) {
+        return std::nullopt;
+    }
+    e.type = static_cast<event_type>(type[0]);
+    if (e.origin.empty()) {
+        return std::nullopt;
+    }
+    if (e.type != event_type::message) {
+        e.body = payload;
+        return e;
+    }
+    std::string_view seq;
+    std::string_view ts;
+    if (!next_line(payload, seq) || !next_line(payload, ts) || !next_line(payload, e.ack) ||
+        !read_number(seq, e.seq) || !read_number(ts, e.ts) || e.seq <= 0 || e.room.empty()) {
+        return std::nullopt;
+    }
+    e.body = payload;
+    return e;
+}
+
+std::string format_event(event_type type, std::string_view origin, std::string_view room, std::string_view user,
+                         std::string_view body) {
+    std::string out;
+    out.reserve(8 + origin.size() + room.size() + user.size() + body.size());
+    out.push_back(static_cast<char>(type));
+    out.push_back('\n');
+    out.append(origin).push_back('\n');
+    out.append(room).push_back('\n');
+    out.append(user).push_back('\n');
+    out.append(body);
+    return out;
+}
+
+std::string message_event_head(std::string_view origin, std::string_view room, std::string_view from) {
+    return format_event(event_type::message, origin, room, from, {});
+}
+
+std::string format_ack_ticket(registry::session_handle sender, std::string_view re) {
+    std::string out = std::to_string(sender.worker);
+    out.push_back('.');
+    out.append(std::to_string(sender.session)).push_back('.');
+    out.append(re);
+    return out;
+}
+
+std::optional<ack_ticket> parse_ack_ticket(std::string_view text) {
+    auto first = text.find('.');
+    auto second = first == std::string_view::npos ? first : text.find('.', first + 1);
+    if (second == std::string_view::npos) {
+        return std::nullopt;
+    }
+    ack_ticket t;
+    if (!read_number(text.substr(0, first), t.sender.worker) ||
+        !read_number(text.substr(first + 1, second - first - 1), t.sender.session)) {
+        return std::nullopt;
+    }
+    t.re = text.substr(second + 1);
+    if (t.re.empty()) {
+        return std::nullopt;
+    }
+    return t;
+}
+
+}  // namespace parley::cluster

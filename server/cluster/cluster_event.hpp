@@ -1,0 +1,62 @@
+#pragma once
+
+#include "registry/session_handle.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace parley::cluster {
+
+// What nodes tell each other through the cluster's one Redis channel. One channel, so every node
+// sees every event in the one order Redis executed them in.
+enum class event_type : char {
+    message = 'M',             // a say, sequenced (published by the say script with its seq)
+    join = 'J',                // a user's first session here entered a room
+    leave = 'L',
+    leave_disconnected = 'D',  // left because the connection ended
+    typing = 'T',
+    system = 'S',              // an announcement to a room
+    login = 'I',               // a name is now held by the origin node
+    logout = 'O',
+    dm = 'P',                  // a direct message for a user on node `room` (the target node)
+    node_gone = 'X',           // the origin (or, from a reaper, the node in `room`) is gone
+    node_state = 'R',          // the origin rewrote its users and rooms: read them again
+    marker = 'K',              // the end of a snapshot read (`room` holds its nonce)
+};
+
+// One event, as text: five lines, "TYPE\nORIGIN\nROOM\nUSER\n" and the body. Node ids, room
+// names and user names hold no newline (their character sets exclude it), and a body is JSON
+// text, which holds none either (JSON escapes control characters in strings). A message's
+// body is "SEQ\nTS\nACK\nJSON", written by the say script around the seq it assigns.
+struct cluster_event {
+    event_type type = event_type::marker;
+    std::string_view origin;
+    std::string_view room;
+    std::string_view user;
+    std::string_view body;  // the frame's JSON text (for messages, only the JSON)
+    // Messages only.
+    std::int64_t seq = 0;
+    std::int64_t ts = 0;
+    std::string_view ack;  // ack ticket, empty when the sender wants none
+};
+
+// Reads an event; nothing when the text is not one (another program publishing on the channel).
+std::optional<cluster_event> parse_event(std::string_view payload);
+
+std::string format_event(event_type type, std::string_view origin, std::string_view room, std::string_view user,
+                         std::string_view body);
+
+// The first four lines of a message event, to which the say script appends "SEQ\nTS\nACK\nJSON".
+std::string message_event_head(std::string_view origin, std::string_view room, std::string_view from);
+
+// Who gets the ack of a say, and its `re` (the request's id as JSON text): "WORKER.SESSION.RE".
+std::string format_ack_ticket(registry::session_handle sender, std::string_view re);
+struct ack_ticket {
+    registry::session_handle sender;
+    std::string_view re;
+};
+std::optional<ack_ticket> parse_ack_ticket(std::string_view text);
+
+}  // namespace parley::cluster

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+// Names of the cluster's keys in Redis, all under "parley:" (the scripts build some of them too).
+namespace parley::cluster::keys {
+
+inline constexpr std::string_view channel = "parley:events";
+inline constexpr std::string_view epoch = "parley:epoch";
+
+// "parley:" + parts, without chains of operator+ (GCC 12 warns inside those).
+inline std::string key(std::string_view a, std::string_view b, std::string_view c = {}) {
+    std::string out("parley:");
+    out.append(a).append(b).append(c);
+    return out;
+}
+
+inline std::string name_lease(std::string_view user) { return key("name:", user); }
+inline std::string node_users(std::string_view node) { return key("node:", node, ":users"); }
+inline std::string node_rooms(std::string_view node) { return key("node:", node, ":rooms"); }
+inline std::string room_seq(std::string_view room) { return key("room:", room, ":seq"); }
+inline std::string room_stream(std::string_view room) { return key("room:", room, ":log"); }
+
+// A stream entry's id for a message: its seq, then 1 (an id must not be 0-0).
+inline std::string stream_id(long long seq) { return std::to_string(seq) + "-1"; }
+
+}  // namespace parley::cluster::keys

@@ -1,0 +1,224 @@
+#pragma once
+
+#include "config/redis_url.hpp"
+#include "rooms/cluster_link.hpp"
+#include "rooms/history_store.hpp"
+#include "rooms/message_bus.hpp"
+#include "server/cluster/cluster_event.hpp"
+#include "server/cluster/redis_connection.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace parley::rooms {
+class chat_hub;
+class room;
+}  // namespace parley::rooms
+
+namespace parley::cluster {
+
+struct cluster_options {
+    config::redis_endpoint redis;
+    std::string node_id;
+    std::chrono::milliseconds name_ttl{15000};
+    std::size_t stream_length = 10000;    // messages per room stream
+    std::size_t history_per_room = 1000;  // messages per room in memory (read at a resync)
+    std::size_t presence_max_members = 1000;
+};
+
+
+// This daemon as a node of a cluster that meets in Redis.
+//
+// Two Redis connections, both driven by one worker's event loop (the cluster's thread): one for
+// commands and scripts, one subscribed to the cluster's channel. Every node publishes its
+// events (joins, leaves, logins, typing, dms) on the one channel and reads everyone's there, so
+// every node holds the whole cluster's presence in memory and answers `joined`, `users` and
+// `rooms` without asking Redis. A say is numbered, stored in the room's stream and published by
+// one script; each node turns the published JSON into one frame and fans it out to its own
+// members. The sender's node sends the ack first.
+//
+// Redis unreachable: the node is degraded. It serves its own users: says are numbered locally
+// in a detached epoch and kept; names are claimed locally and kept. When Redis returns the node
+// resynchronizes: kept says join the shared history, names are claimed, and the node reads the
+// others' state again (a snapshot bracketed by a marker on the channel, so no event is missed
+// or applied twice), catching each room up from its stream.
+//
+// Thread: the cluster_link methods may be called from any worker; everything else runs on the
+// cluster's thread.
+class cluster_node final : public rooms::cluster_link {
+public:
+    cluster_node(boost::asio::any_io_executor executor, cluster_options options);
+    ~cluster_node() override;
+    cluster_node(const cluster_node&) = delete;
+    cluster_node& operator=(const cluster_node&) = delete;
+
+    // The bus the hub's rooms publish their events on, and the history store of a cluster (room
+    // logs in memory, older messages read from the rooms' streams). Both refer to this node.
+    std::unique_ptr<rooms::message_bus> make_bus();
+    std::unique_ptr<rooms::history_store> make_history_store();
+
+    // Before start(): the hub whose rooms and users this node serves.
+    void attach(rooms::chat_hub& hub) { hub_ = &hub; }
+    // Thread: any. Connects (and reconnects, with backoff, after every loss).
+    void start();
+    // Thread: any. Leaves the cluster: this node's names and presence go at once instead of
+    // after their lease; done runs (on the cluster's thread) when Redis confirmed it or could not.
+    void depart(std::function<void()> done);
+    // Closes the connections. Thread: the cluster's, or any once its loop has ended.
+    void stop();
+
+    // Thread: any.
+    rooms::cluster_health health() const override;
+    bool degraded() const { return degraded_.load(std::memory_order_relaxed); }
+    const std::string& node_id() const { return options_.node_id; }
+
+    // ---- rooms::cluster_link ----
+    void claim_name(std::string_view user, registry::session_handle who,
+                    std::function<void(claim_outcome)> done) override;
+    void release_name(std::string_view user) override;
+    void submit_say(std::string_view room, std::string_view from, std::string_view text, std::int64_t ts,
+                    registry::session_handle sender, std::string_view ack_id) override;
+    bool sequencing() const override { return sequencing_.load(std::memory_order_acquire); }
+    std::int64_t detached_epoch() const override { return detached_epoch_.load(std::memory_order_acquire); }
+    void keep_for_cluster(std::string_view room, std::string_view from, std::string_view text,
+                          std::int64_t ts) override;
+    bool online_elsewhere(std::string_view user) const override;
+    void send_dm(std::string_view to, const protocol::shared_frame& frame) override;
+    void append_remote_users(std::vector<std::string>& out) const override;
+
+    // Thread: any. A room event for the other nodes (the bus forwards here).
+    void publish(rooms::room_event event, std::string_view room, std::string_view user,
+                 const protocol::shared_frame& frame);
+    // Thread: any. Reads stored messages of a room's stream (history_store::read_stored);
+    // done runs on the cluster's thread with the messages, oldest first (empty when Redis is
+    // unreachable).
+    void read_stream(std::string room, rooms::stored_read what, std::function<void(std::vector<rooms::log_entry>)> done);
+    // Thread: any. The epoch a room log made now starts in: the cluster's once this node has
+    // read it, this node's start time before.
+    std::int64_t log_epoch() const { return log_epoch_.load(std::memory_order_acquire); }
+
+private:
+    enum class phase { down, syncing, up };
+    // One say on its way to Redis (kept until answered, so a connection lost meanwhile loses none).
+    struct pending_say {
+        std::uint64_t nonce = 0;  // numbers this node's says within its run (the say script drops repeats)
+        std::string room;
+        std::string from;
+        std::string json_before;  // the message's JSON around its seq (encoded once, by the sender's worker)
+        std::string json_after;
+        std::int64_t ts = 0;
+        std::string ack;  // ack ticket, or empty
+        // For handing the say back to its session when the cluster cannot take it.
+        registry::session_handle sender;
+        std::string text;
+        std::string ack_id;
+    };
+    // A message received for a room that is being caught up from its stream: applied after.
+    struct queued_message {
+        std::int64_t seq = 0;
+        std::int64_t ts = 0;
+        std::string json;
+        std::string origin;
+        std::string ack;
+    };
+    // What the cluster knows of another node.
+    struct node_state {
+        std::set<std::string, std::less<>> users;
+        std::map<std::string, std::set<std::string, std::less<>>, std::less<>> rooms;  // room -> users
+    };
+
+    void run(std::function<void()> task);  // posts to the cluster's thread
+
+    // Connections and phases.
+    void on_connection_up();
+    void on_connection_down();
+    void begin_sync();
+    void send_say(const pending_say& say);
+    void on_snapshot(std::optional<redis_reply> reply);
+    void finish_sync_if_ready();
+    void schedule_heartbeat();
+    void heartbeat();
+    void renew_names();
+
+    // Events from the channel.
+    void on_channel_message(std::string_view payload);
+    void handle_event(const cluster_event& e);
+    void apply_message(std::string_view room, std::int64_t seq, std::int64_t ts, std::string_view json,
+                       std::string_view origin, std::string_view ack, bool from_stream);
+    void catch_up(const std::string& room, std::int64_t from_seq, std::int64_t to_seq);
+    void rebase_room(const std::string& room, std::int64_t last_seq);
+    void drain_queue(const std::string& room);
+    void deliver_ack(std::string_view ticket, std::string_view room, std::int64_t seq);
+    void deliver_dm(std::string_view user, std::string_view json);
+
+    // Presence replica.
+    void set_node_state(const std::string& node, node_state state);
+    void drop_node(const std::string& node);
+    void refresh_room_members(std::string_view room);
+    void read_node_state(const std::string& node);
+    void rebuild_remote_users();
+    void kick_local(const std::string& user);
+
+    bool command(std::initializer_list<std::string_view> argv, redis_callback cb = {});
+    bool command(const std::vector<std::string>& argv, redis_callback cb = {});
+    bool eval(std::string_view script, const std::vector<std::string>& keys, const std::vector<std::string>& args,
+              redis_callback cb = {});
+
+    boost::asio::any_io_executor executor_;
+    cluster_options options_;
+    rooms::chat_hub* hub_ = nullptr;
+    const std::int64_t start_epoch_;
+    const std::string incarnation_;  // this run of the node: says are numbered within it
+    std::shared_ptr<redis_connection> commands_;
+    std::shared_ptr<redis_connection> subscriber_;
+    std::unique_ptr<boost::asio::steady_timer> heartbeat_timer_;
+    bool stopped_ = false;
+
+    phase phase_ = phase::down;
+    std::atomic<bool> sequencing_{false};
+    std::atomic<bool> degraded_{true};
+    std::atomic<std::int64_t> detached_epoch_;
+    std::int64_t epoch_ = 0;  // the cluster's history epoch, from the last sync
+    std::atomic<std::int64_t> log_epoch_;
+
+    // Sync bookkeeping: a snapshot is read while a marker goes through the channel.
+    std::string sync_nonce_;
+    std::uint64_t sync_count_ = 0;
+    bool marker_seen_ = false;
+    std::optional<redis_reply> snapshot_;
+    std::vector<std::string> buffered_;  // channel events after the marker, before the snapshot applied
+
+    std::set<std::string, std::less<>> owned_names_;
+    std::uint64_t next_nonce_ = 0;
+    std::deque<pending_say> in_flight_;   // sent, not answered
+    std::vector<pending_say> unanswered_;  // sent, connection lost before the answer
+    std::vector<pending_say> kept_;        // made while detached, for the shared history
+    std::unordered_map<std::string, std::deque<queued_message>> catching_up_;
+
+    std::map<std::string, node_state, std::less<>> nodes_;
+    mutable std::shared_mutex remote_users_mutex_;
+    std::unordered_map<std::string, std::string> remote_users_;  // user -> node, for any thread
+
+    std::atomic<std::uint64_t> events_received_{0};
+    std::atomic<std::uint64_t> messages_sequenced_{0};
+    std::atomic<std::uint64_t> resyncs_{0};
+    std::atomic<std::uint64_t> names_lost_{0};
+    std::atomic<std::size_t> remote_nodes_{0};
+};
+
+}  // namespace parley::cluster

@@ -1,0 +1,138 @@
+#pragma once
+
+#include <string_view>
+
+// The Lua scripts the cluster runs in Redis. Each runs atomically: what it checks, writes and
+// publishes happens with nothing of another node's in between, so a name is given once and a
+// room's seqs reach the channel in the order they were assigned. Loaded (SCRIPT LOAD) on every
+// connect and called by their SHA.
+// Keys are named as in cluster_keys.hpp; scripts that walk the node list build key names
+// themselves, so the cluster needs one Redis server (not Redis Cluster's sharding).
+namespace parley::cluster::scripts {
+
+// KEYS: name lease, this node's users hash. ARGV: node, ttl ms, user, channel, login event.
+// 1 when the name is this node's now, 0 when another node holds it.
+constexpr std::string_view claim_name = R"lua(
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if redis.call('HSET', KEYS[2], ARGV[3], '1') == 1 then redis.call('PUBLISH', ARGV[4], ARGV[5]) end
+return 1
+)lua";
+
+// KEYS: name lease, this node's users hash. ARGV: node, user, channel, logout event.
+constexpr std::string_view release_name = R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+if redis.call('HDEL', KEYS[2], ARGV[2]) == 1 then redis.call('PUBLISH', ARGV[3], ARGV[4]) end
+return 1
+)lua";
+
+// KEYS: name leases held by this node. ARGV: node, ttl ms. Renews each; returns the (1-based)
+// positions of those another node holds now (this node lost them, e.g. after an outage).
+constexpr std::string_view renew_names = R"lua(
+local lost = {}
+for i, key in ipairs(KEYS) do
+  local holder = redis.call('GET', key)
+  if holder == ARGV[1] then redis.call('PEXPIRE', key, ARGV[2])
+  elseif not holder then redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
+  else table.insert(lost, i) end
+end
+return lost
+)lua";
+
+// ARGV: node, ttl ms, channel. This node is alive for another ttl; nodes whose lease ran out are
+// removed, with their users and rooms, and announced gone (once: only the remover publishes).
+constexpr std::string_view heartbeat = R"lua(
+local prefix = 'parley:node:'
+redis.call('SET', prefix .. ARGV[1], '1', 'PX', ARGV[2])
+redis.call('SADD', 'parley:nodes', ARGV[1])
+for _, id in ipairs(redis.call('SMEMBERS', 'parley:nodes')) do
+  if redis.call('EXISTS', prefix .. id) == 0 then
+    redis.call('SREM', 'parley:nodes', id)
+    redis.call('DEL', prefix .. id .. ':users', prefix .. id .. ':rooms')
+    redis.call('PUBLISH', ARGV[3], 'X\n' .. id .. '\n\n\n')
+  end
+end
+return 1
+)lua";
+
+// KEYS: the room's seq counter, its stream. ARGV: channel, event head, ts, ack ticket, JSON before
+// the seq, JSON after it, stream length, room, origin node, the node's run, the say's number in
+// that run. Numbers the message, stores it and publishes it, in that order, and returns its seq;
+// 0 for a say of that run numbered before (sent again after a lost answer: it is stored once).
+constexpr std::string_view say = R"lua(
+local run = ARGV[9] .. ':' .. ARGV[10]
+local last = tonumber(redis.call('HGET', 'parley:said', run) or '0')
+if tonumber(ARGV[11]) <= last then return 0 end
+redis.call('HSET', 'parley:said', run, ARGV[11])
+local seq = redis.call('INCR', KEYS[1])
+local json = ARGV[5] .. seq .. ARGV[6]
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[7], seq .. '-1', 'j', json, 't', ARGV[3], 'o', ARGV[9], 'a', ARGV[4])
+redis.call('SADD', 'parley:rooms', ARGV[8])
+redis.call('PUBLISH', ARGV[1], ARGV[2] .. seq .. '\n' .. ARGV[3] .. '\n' .. ARGV[4] .. '\n' .. json)
+return seq
+)lua";
+
+// KEYS: this node's rooms hash. ARGV: '+' or '-', field "ROOM\nUSER", channel, event.
+constexpr std::string_view membership = R"lua(
+if ARGV[1] == '+' then redis.call('HSET', KEYS[1], ARGV[2], '1') else redis.call('HDEL', KEYS[1], ARGV[2]) end
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 1
+)lua";
+
+// ARGV: node, ttl ms, channel, node_state event, user count U, then U users, then "ROOM\nUSER"
+// fields. Replaces what the cluster knows of this node (after an outage its users and rooms may
+// have changed) and tells the others to read it again.
+constexpr std::string_view register_node = R"lua(
+local prefix = 'parley:node:' .. ARGV[1]
+redis.call('DEL', prefix .. ':users', prefix .. ':rooms')
+local users = tonumber(ARGV[5])
+for i = 6, 5 + users do redis.call('HSET', prefix .. ':users', ARGV[i], '1') end
+for i = 6 + users, #ARGV do redis.call('HSET', prefix .. ':rooms', ARGV[i], '1') end
+redis.call('SET', prefix, '1', 'PX', ARGV[2])
+redis.call('SADD', 'parley:nodes', ARGV[1])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 1
+)lua";
+
+// ARGV: node, epoch to use when the cluster has none, channel, marker event. Returns
+// {epoch, {node, users, room fields, ...}, {room, last seq, ...}} for the other live nodes and
+// every room with history, then publishes the marker: events before it on the channel are in
+// this answer, events after it are not.
+constexpr std::string_view snapshot = R"lua(
+local epoch = redis.call('GET', 'parley:epoch')
+if not epoch then
+  redis.call('SET', 'parley:epoch', ARGV[2])
+  epoch = ARGV[2]
+end
+local nodes = {}
+for _, id in ipairs(redis.call('SMEMBERS', 'parley:nodes')) do
+  if id ~= ARGV[1] and redis.call('EXISTS', 'parley:node:' .. id) == 1 then
+    table.insert(nodes, id)
+    table.insert(nodes, redis.call('HKEYS', 'parley:node:' .. id .. ':users'))
+    table.insert(nodes, redis.call('HKEYS', 'parley:node:' .. id .. ':rooms'))
+  end
+end
+local rooms = {}
+for _, r in ipairs(redis.call('SMEMBERS', 'parley:rooms')) do
+  table.insert(rooms, r)
+  table.insert(rooms, redis.call('GET', 'parley:room:' .. r .. ':seq') or '0')
+end
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return {epoch, nodes, rooms}
+)lua";
+
+// KEYS: the name leases this node holds. ARGV: node, channel, node_gone event. The node leaves
+// at a shutdown: its names are free and the others drop its users at once.
+constexpr std::string_view depart = R"lua(
+for _, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key) end
+end
+local prefix = 'parley:node:' .. ARGV[1]
+redis.call('DEL', prefix, prefix .. ':users', prefix .. ':rooms')
+redis.call('SREM', 'parley:nodes', ARGV[1])
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return 1
+)lua";
+
+}  // namespace parley::cluster::scripts

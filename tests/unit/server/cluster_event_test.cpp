@@ -1,0 +1,57 @@
+// The text of the events nodes exchange on the cluster's channel.
+#include "server/cluster/cluster_event.hpp"
+
+#include <gtest/gtest.h>
+
+namespace parley::cluster {
+namespace {
+
+TEST(cluster_event, a_presence_event_reads_back_as_written) {
+    std::string text = format_event(event_type::join, "node-a", "lobby", "alice", R"({"type":"presence"})");
+    auto e = parse_event(text);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->type, event_type::join);
+    EXPECT_EQ(e->origin, "node-a");
+    EXPECT_EQ(e->room, "lobby");
+    EXPECT_EQ(e->user, "alice");
+    EXPECT_EQ(e->body, R"({"type":"presence"})");
+}
+
+TEST(cluster_event, a_message_carries_seq_ts_and_ack_before_its_json) {
+    // What the say script publishes: the head, then the seq it assigned, the time, the ack.
+    std::string text = message_event_head("node-b", "lobby", "bob") + "42\n1700000000000\n0.7.\"x\"\n" +
+                       R"({"type":"message","text":"a\nb"})";
+    auto e = parse_event(text);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->type, event_type::message);
+    EXPECT_EQ(e->seq, 42);
+    EXPECT_EQ(e->ts, 1700000000000);
+    EXPECT_EQ(e->ack, "0.7.\"x\"");
+    EXPECT_EQ(e->body, R"({"type":"message","text":"a\nb"})");
+    auto ticket = parse_ack_ticket(e->ack);
+    ASSERT_TRUE(ticket);
+    EXPECT_EQ(ticket->sender.worker, 0u);
+    EXPECT_EQ(ticket->sender.session, 7u);
+    EXPECT_EQ(ticket->re, "\"x\"");
+}
+
+TEST(cluster_event, ack_tickets_round_trip) {
+    auto t = parse_ack_ticket(format_ack_ticket({3, 4096}, "12"));
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->sender.worker, 3u);
+    EXPECT_EQ(t->sender.session, 4096u);
+    EXPECT_EQ(t->re, "12");
+    EXPECT_FALSE(parse_ack_ticket(""));
+    EXPECT_FALSE(parse_ack_ticket("1.2."));
+    EXPECT_FALSE(parse_ack_ticket("x.2.3"));
+}
+
+TEST(cluster_event, text_that_is_not_an_event_is_refused) {
+    for (std::string_view bad : {"", "hello", "Z\nnode\n\n\n", "J\n\nroom\nuser\n", "M\nnode\nroom\nu\nx\n1\n\n{}",
+                                 "M\nnode\nroom\nu\n0\n1\n\n{}", "M\nnode\n\nu\n1\n1\n\n{}", "J\nnode\nroom"}) {
+        EXPECT_FALSE(parse_event(bad)) << bad;
+    }
+}
+
+}  // namespace
+}  // namespace parley::cluster
