@@ -317,6 +317,9 @@ void cluster_node::on_connection_down() {
 
 void cluster_node::begin_sync() {
     phase_ = phase::syncing;
+    // Both connections are up: says go to the cluster again (their messages come back after the
+    // sync below, in order), so no room detaches for the moment the sync takes.
+    sequencing_.store(true, std::memory_order_release);
     ++sync_count_;
     sync_nonce_ = incarnation_ + "-" + std::to_string(sync_count_);
     marker_seen_ = false;
@@ -524,7 +527,7 @@ void cluster_node::claim_name(std::string_view user, registry::session_handle wh
         auto answer = [this, who, done](claim_outcome outcome) {
             hub_->worker(who.worker).executor().post([done, outcome] { done(outcome); });
         };
-        if (phase_ != phase::up) {
+        if (phase_ == phase::down) {
             // Cut off: this node's registry vouches for the name; the cluster hears of it on return.
             owned_names_.insert(user);
             answer(claim_outcome::claimed);
@@ -548,7 +551,7 @@ void cluster_node::claim_name(std::string_view user, registry::session_handle wh
                              // is claimed again with the others when it returns).
                              if (hub_->users().lookup(user)) {
                                  owned_names_.insert(user);
-                             } else if (phase_ == phase::up) {
+                             } else if (phase_ != phase::down) {
                                  // The session left while the claim was on its way.
                                  release_name(user);
                              }
@@ -564,7 +567,7 @@ void cluster_node::claim_name(std::string_view user, registry::session_handle wh
 void cluster_node::release_name(std::string_view user) {
     run([this, user = std::string(user)] {
         owned_names_.erase(user);
-        if (phase_ != phase::up) {
+        if (phase_ == phase::down) {
             return;  // the lease runs out by itself; the next sync rewrites this node's users
         }
         std::string logout = format_event(event_type::logout, options_.node_id, {}, user, {});
@@ -581,7 +584,7 @@ void cluster_node::submit_say(std::string_view room, std::string_view from, std:
                     ack_id.empty() ? std::string() : format_ack_ticket(sender, ack_id), sender, std::string(text),
                     std::string(ack_id)};
     run([this, say = std::move(say)]() mutable {
-        if (phase_ != phase::up) {
+        if (phase_ == phase::down) {
             // Redis went away after the session looked: the sender's session serves it alone.
             hub_->worker(say.sender.worker).executor().post([this, say = std::move(say)] {
                 auto& owner = hub_->worker(say.sender.worker);
@@ -602,7 +605,7 @@ void cluster_node::keep_for_cluster(std::string_view room, std::string_view from
     pending_say say{0, std::string(room), std::string(from), std::move(json.before), std::move(json.after), ts, {}, {},
                     {}, {}};
     run([this, say = std::move(say)]() mutable {
-        if (phase_ == phase::up) {
+        if (phase_ != phase::down) {
             say.nonce = ++next_nonce_;
             send_say(say);
         } else {
@@ -670,7 +673,7 @@ void cluster_node::append_remote_users(std::vector<std::string>& out) const {
 
 void cluster_node::send_dm(std::string_view to, const shared_frame& frame) {
     run([this, to = std::string(to), json = std::string(protocol::frame_payload(frame.view()))] {
-        if (phase_ != phase::up) {
+        if (phase_ == phase::down) {
             return;
         }
         std::string node;
@@ -690,7 +693,7 @@ void cluster_node::publish(room_event event, std::string_view room, std::string_
     // Called under the room's lock: copy and queue only.
     run([this, event, room = std::string(room), user = std::string(user),
          json = std::string(protocol::frame_payload(frame.view()))] {
-        if (phase_ != phase::up) {
+        if (phase_ == phase::down) {
             return;  // the next sync tells the others what this node's rooms hold then
         }
         event_type type = event_type::system;

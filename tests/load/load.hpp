@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace parley::load {
 
@@ -20,6 +21,9 @@ struct options {
     std::string host = "127.0.0.1";
     in_addr host_addr{};
     std::uint16_t port = 8080;
+    // Several ports (a cluster's nodes): connection i goes to ports[i % ports.size()]. Always
+    // holds at least `port`.
+    std::vector<std::uint16_t> ports{8080};
     std::uint32_t connections = 1000;   // fanout, idle
     std::uint32_t rooms = 1;            // default depends on the mode
     std::uint32_t publishers = 1;       // fanout
@@ -30,6 +34,8 @@ struct options {
     std::uint32_t size = 64;            // fanout: bytes of say text
     std::uint32_t threads = 1;
     int server_pid = 0;
+    // Every server process whose CPU counts (a cluster's nodes and its Redis); starts with server_pid.
+    std::vector<int> server_pids;
     std::uint32_t source_addrs = 1;     // bind client sockets to 127.0.0.1 .. 127.0.0.K
     double hold = 10;                   // idle: seconds to hold the connections open
     std::uint32_t concurrency = 50;     // churn: cycles in parallel

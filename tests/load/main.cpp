@@ -55,9 +55,11 @@ const char* const usage_text =
     "\n"
     "common options:\n"
     "  --host A              server address, 127.0.0.x only (default 127.0.0.1)\n"
-    "  --port P              server port (default 8080)\n"
+    "  --port P[,P...]       server port (default 8080); several: connection i goes to the\n"
+    "                        (i mod count)-th (a cluster's nodes)\n"
     "  --threads T           generator threads, each an epoll loop (default 1)\n"
-    "  --server-pid PID      report the server's CPU seconds (and memory in idle mode)\n"
+    "  --server-pid PID[,..] report the server's CPU seconds (and memory in idle mode); several:\n"
+    "                        the sum of their CPU seconds (a cluster's nodes and its Redis)\n"
     "  --source-addrs K      bind client sockets to 127.0.0.1 .. 127.0.0.K (default 1)\n"
     "  --rooms R             rooms (default: fanout 1, idle 100, churn 10)\n"
     "  --setup-timeout S     seconds for all connections to log in and join (default 60)\n"
@@ -81,6 +83,20 @@ const char* const usage_text =
 [[noreturn]] void usage_error(const std::string& message) {
     std::fprintf(stderr, "parley-load: %s (see parley-load --help)\n", message.c_str());
     std::exit(2);
+}
+
+// "a,b,c" -> {"a", "b", "c"} (empty parts kept, for parse_uint to refuse).
+std::vector<std::string> split_commas(std::string_view text) {
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    while (true) {
+        auto comma = text.find(',', start);
+        parts.emplace_back(text.substr(start, comma - start));
+        if (comma == std::string_view::npos) {
+            return parts;
+        }
+        start = comma + 1;
+    }
 }
 
 std::uint64_t parse_uint(std::string_view name, const char* text, std::uint64_t lo, std::uint64_t hi) {
@@ -313,7 +329,18 @@ void wait_quiet(const team& tm, counter c, double quiet_s, double limit_s) {
 }
 
 std::optional<double> server_cpu(const options& o) {
-    return o.server_pid > 0 ? process_cpu_seconds(o.server_pid) : std::nullopt;
+    if (o.server_pids.empty()) {
+        return std::nullopt;
+    }
+    double total = 0;
+    for (int pid : o.server_pids) {
+        auto seconds = process_cpu_seconds(pid);
+        if (!seconds) {
+            return std::nullopt;
+        }
+        total += *seconds;
+    }
+    return total;
 }
 
 std::optional<std::uint64_t> server_rss(const options& o) {
@@ -832,7 +859,11 @@ options parse_options(int argc, char** argv) {
         if (a == "--host") {
             o.host = value();
         } else if (a == "--port") {
-            o.port = static_cast<std::uint16_t>(parse_uint(a, value(), 1, 65535));
+            o.ports.clear();
+            for (const std::string& part : split_commas(value())) {
+                o.ports.push_back(static_cast<std::uint16_t>(parse_uint(a, part.c_str(), 1, 65535)));
+            }
+            o.port = o.ports.front();
         } else if (a == "--connections") {
             o.connections = static_cast<std::uint32_t>(parse_uint(a, value(), 1, fd_cap));
         } else if (a == "--rooms") {
@@ -854,7 +885,11 @@ options parse_options(int argc, char** argv) {
         } else if (a == "--threads") {
             o.threads = static_cast<std::uint32_t>(parse_uint(a, value(), 1, 64));
         } else if (a == "--server-pid") {
-            o.server_pid = static_cast<int>(parse_uint(a, value(), 1, 1u << 30));
+            o.server_pids.clear();
+            for (const std::string& part : split_commas(value())) {
+                o.server_pids.push_back(static_cast<int>(parse_uint(a, part.c_str(), 1, 1u << 30)));
+            }
+            o.server_pid = o.server_pids.front();
         } else if (a == "--source-addrs") {
             o.source_addrs = static_cast<std::uint32_t>(parse_uint(a, value(), 1, 254));
         } else if (a == "--hold") {

@@ -253,7 +253,7 @@ void worker::start_connect(conn& c, std::uint64_t t) {
     }
     sockaddr_in dst{};
     dst.sin_family = AF_INET;
-    dst.sin_port = htons(opts_.port);
+    dst.sin_port = htons(opts_.ports[c.index % opts_.ports.size()]);
     dst.sin_addr = opts_.host_addr;
     const int r = ::connect(fd, reinterpret_cast<const sockaddr*>(&dst), sizeof dst);
     if (r != 0 && errno != EINPROGRESS) {
@@ -309,7 +309,7 @@ void worker::on_connected(conn& c) {
     }
     const std::string key = make_ws_key(rng_);
     c.accept = expected_accept(key);
-    c.out += upgrade_request(opts_.host, opts_.port, key);
+    c.out += upgrade_request(opts_.host, opts_.ports[c.index % opts_.ports.size()], key);
     c.st = state::handshake;
     set_out_interest(c, false);
     mark_dirty(c);

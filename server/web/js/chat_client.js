@@ -329,6 +329,24 @@ export class ChatClient {
         this.onChange('dm', { peer, message: m });
         return;
       }
+      case 'joined': {
+        // Sent by the server without a request when a room's history starts over under us: a
+        // node of a cluster that lost its Redis numbers messages alone (a new epoch), and
+        // takes the cluster's history back when Redis returns. What we hold is replaced.
+        const room = this.rooms.get(m.room);
+        if (!room) return;
+        room.members = new Set(m.members);
+        if (m.epoch !== room.log.epoch) {
+          if (room.log.epoch !== null) this.onChange('reset', room.name);
+          room.log.reset(m.epoch);
+        }
+        const added = room.log.add(m.history);
+        room.log.olderAvailable = room.log.firstSeq !== null && room.log.firstSeq > 1;
+        this.settleOutbox(room);
+        this.onChange('members', room.name);
+        this.onChange('joined', { room: room.name, added, firstJoin: false });
+        return;
+      }
       case 'system':
         this.onChange('notice', m.text);
         return;

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""The cluster figures of docs/cluster.md: fan-out through a three-node cluster against one node.
+
+Usage: tests/load/cluster_bench.py BUILD_DIR [PAIRS]
+BUILD_DIR is a Release build with parleyd and parley-load. Each pair runs one load twice,
+interleaved: once against a single parleyd (memory history), once against three parleyd nodes
+sharing a fresh redis-server. Every server process (the one node, or the three nodes and Redis)
+runs on core 0 with one worker each, parley-load on core 1, so both setups get the same CPU.
+In the cluster run the load generator spreads the members over the three nodes (connection i
+to node i mod 3): every message crosses Redis to reach two thirds of its room. Each run waits
+until both cores are idle; the script prints each run's figures as one JSON line and the medians.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def core_busy():
+    def sample():
+        return [list(map(int, l.split()[1:])) for l in open("/proc/stat") if re.match(r"cpu\d", l)]
+    a = sample()
+    time.sleep(1)
+    b = sample()
+    busy = []
+    for x, y in zip(a, b):
+        total = sum(y) - sum(x)
+        idle = (y[3] + y[4]) - (x[3] + x[4])
+        busy.append(1 - idle / total if total else 0)
+    return busy
+
+
+def wait_idle():
+    for _ in range(120):
+        if sum(core_busy()) < 0.25:
+            return
+    print("warning: the cores never went idle", file=sys.stderr)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_parleyd(build, extra):
+    daemon = subprocess.Popen(
+        ["taskset", "-c", "0", f"{build}/server/parleyd", "--config", "/dev/null", "--bind", "127.0.0.1",
+         "--port", "0", "--threads", "1", "--history-store", "memory",
+         "--set", "limits.rate_limit_per_second=1000000", "--set", "limits.rate_limit_burst=1000000"] + extra,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    port = None
+    for line in daemon.stdout:
+        found = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+        if found:
+            port = found.group(1)
+        if port and (not extra or "in sync" in line):
+            break
+    # Keep reading the log so the daemon never blocks on a full pipe.
+    drain = subprocess.Popen(["cat"], stdin=daemon.stdout, stdout=subprocess.DEVNULL)
+    return daemon, drain, port
+
+
+def start_redis(workdir):
+    port = free_port()
+    redis = subprocess.Popen(["taskset", "-c", "0", "redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                              "--save", "", "--appendonly", "no", "--dir", workdir],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(16).startswith(b"+PONG"):
+                    return redis, port
+        except OSError:
+            time.sleep(0.05)
+    sys.exit("redis-server did not start")
+
+
+def run(build, cluster, load_args):
+    wait_idle()
+    workdir = tempfile.mkdtemp(prefix="parley-cluster-bench-")
+    redis = None
+    nodes = []
+    try:
+        if cluster:
+            redis, redis_port = start_redis(workdir)
+            for i in range(3):
+                nodes.append(start_parleyd(build, ["--cluster-redis", f"redis://127.0.0.1:{redis_port}",
+                                                   "--node-id", f"node-{i}"]))
+        else:
+            nodes.append(start_parleyd(build, []))
+        ports = ",".join(n[2] for n in nodes)
+        pids = [str(n[0].pid) for n in nodes] + ([str(redis.pid)] if redis else [])
+        load = subprocess.run(["taskset", "-c", "1", f"{build}/tests/load/parley-load"] + load_args +
+                              ["--port", ports, "--server-pid", ",".join(pids)],
+                              capture_output=True, text=True, timeout=600)
+    finally:
+        for daemon, drain, _ in nodes:
+            daemon.send_signal(signal.SIGTERM)
+            daemon.wait(60)
+            drain.wait(10)
+        if redis:
+            redis.terminate()
+            redis.wait(10)
+        shutil.rmtree(workdir, ignore_errors=True)
+    lines = [l for l in load.stdout.splitlines() if l.startswith("{")]
+    if not lines:
+        sys.exit("parley-load failed: " + load.stdout + load.stderr)
+    return json.loads(lines[-1])
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    build = sys.argv[1]
+    pairs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    loads = {
+        "1 room x 999, window 8": ["fanout", "--connections", "999", "--rooms", "1", "--publishers", "1",
+                                   "--window", "8", "--duration", "10"],
+        "99 rooms x 10, 99 publishers, window 8": ["fanout", "--connections", "990", "--rooms", "99",
+                                                   "--publishers", "99", "--window", "8", "--duration", "10"],
+    }
+    for name, args in loads.items():
+        figures = {"single": [], "cluster": []}
+        for i in range(pairs):
+            for setup in ("single", "cluster") if i % 2 == 0 else ("cluster", "single"):
+                r = run(build, setup == "cluster", args)
+                r["setup"] = setup
+                r["load"] = name
+                print(json.dumps(r), flush=True)
+                if r.get("lost", 0) or r.get("seq_gaps", 0) or r.get("seq_backwards", 0) or r.get("dropped_connections", 0):
+                    print(f"warning: {setup} run lost or repeated messages", file=sys.stderr)
+                figures[setup].append(r)
+        for key in ("deliveries_per_s", "deliveries_per_server_cpu_s"):
+            single = statistics.median(x[key] for x in figures["single"])
+            cluster = statistics.median(x[key] for x in figures["cluster"])
+            print(f"{name}: {key} median single {single:,.0f}, cluster {cluster:,.0f}, "
+                  f"ratio {cluster / single:.2f}", flush=True)
+        for setup in ("single", "cluster"):
+            p50 = statistics.median(x["latency_us"]["p50"] for x in figures[setup])
+            p99 = statistics.median(x["latency_us"]["p99"] for x in figures[setup])
+            print(f"{name}: {setup} latency p50 {p50:,.0f} us, p99 {p99:,.0f} us", flush=True)
+
+
+if __name__ == "__main__":
+    main()
