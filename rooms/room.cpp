@@ -183,7 +183,7 @@ void room::typing(std::string_view user, registry::session_handle who) {
 }
 
 room::apply_outcome room::apply_message(std::int64_t seq, std::int64_t ts, const shared_frame& frame,
-                                        bool allow_gap) {
+                                        bool allow_gap, const std::function<void()>& before_fanout) {
     std::lock_guard lock(mutex_);
     if (closed_) {
         return apply_outcome::gone;
@@ -195,7 +195,11 @@ room::apply_outcome room::apply_message(std::int64_t seq, std::int64_t ts, const
         return apply_outcome::gap;
     }
     log_.append(seq, ts, frame);
+    if (before_fanout) {
+        before_fanout();
+    }
     broadcast_locked(frame, registry::session_handle{});
+    close_if_unused_locked();
     return apply_outcome::applied;
 }
 

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -95,9 +96,12 @@ public:
     // `gap` when messages before it are missing (nothing applied: the caller fetches those
     // first), `gone` when the room closed meanwhile (look it up again).
     // allow_gap: apply even after missing seqs (read from a stream that no longer holds them).
+    // before_fanout, when set, runs under the room's lock just before the members' copies are
+    // queued, only when the message is applied (the sender's ack goes there, so it comes first).
+    // A room nobody is in any more (on any node) closes afterwards.
     enum class apply_outcome { applied, duplicate, gap, gone };
     apply_outcome apply_message(std::int64_t seq, std::int64_t ts, const protocol::shared_frame& frame,
-                                bool allow_gap = false);
+                                bool allow_gap = false, const std::function<void()>& before_fanout = {});
     // The log's last seq, read under the lock.
     std::int64_t last_seq() const;
     // Epoch and last seq of the log, together.

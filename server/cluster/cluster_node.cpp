@@ -107,8 +107,8 @@ std::vector<stream_entry> parse_stream(const redis_reply& reply) {
                 e.json = value;
             } else if (name == "t") {
                 parse_number(std::string_view(value), e.ts);
-            } else if (name == "o") {
-                e.origin = value;
+            } else if (name == "n") {
+                e.origin = value.substr(0, value.find(':'));  // "NODE:RUN:NUMBER"; ids hold no ':'
             } else if (name == "a") {
                 e.ack = value;
             }
@@ -334,7 +334,7 @@ void cluster_node::begin_sync() {
     unanswered_.clear();
     std::sort(again.begin(), again.end(), [](const auto& a, const auto& b) { return a.nonce < b.nonce; });
     for (auto& say : again) {
-        send_say(say);
+        send_say(say, true);
     }
     for (auto& say : kept_) {
         say.nonce = ++next_nonce_;
@@ -614,43 +614,51 @@ void cluster_node::keep_for_cluster(std::string_view room, std::string_view from
     });
 }
 
-void cluster_node::send_say(const pending_say& say) {
+void cluster_node::send_say(const pending_say& say, bool resend) {
     in_flight_.push_back(say);
-    std::string head = message_event_head(options_.node_id, say.room, say.from);
-    bool sent = eval(scripts::say, {keys::room_seq(say.room), keys::room_stream(say.room)},
-                     {std::string(keys::channel), head, std::to_string(say.ts), say.ack, say.json_before,
-                      say.json_after, std::to_string(options_.stream_length), say.room, options_.node_id, incarnation_,
-                      std::to_string(say.nonce)},
-                     [this, nonce = say.nonce](std::optional<redis_reply> reply) {
-                         auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
-                                                [nonce](const pending_say& p) { return p.nonce == nonce; });
-                         if (it == in_flight_.end()) {
-                             return;
-                         }
-                         if (!reply) {
-                             unanswered_.push_back(std::move(*it));  // sent again on return
-                         } else if (reply->is_error()) {
-                             spdlog::error("cluster: a message to room '{}' was refused by redis: {}", it->room,
-                                           reply->text);
-                             if (!it->ack_id.empty()) {
-                                 auto& owner = hub_->worker(it->sender.worker);
-                                 owner.executor().post([&owner, sender = it->sender, re = it->ack_id] {
-                                     if (rooms::chat_session* s = owner.find_session(sender.session)) {
-                                         s->output().send(protocol::encode_error(
-                                             protocol::error_code::bad_request,
-                                             "the message could not be stored by the cluster", re));
-                                     }
-                                 });
-                             }
-                         } else {
-                             messages_sequenced_.fetch_add(1, std::memory_order_relaxed);
-                         }
-                         in_flight_.erase(it);
-                     });
+    // The hot path: the arguments as views of strings that live until command() has copied them.
+    const std::string seq_key = keys::room_seq(say.room);
+    const std::string stream_key = keys::room_stream(say.room);
+    const std::string head = message_event_head(options_.node_id, say.room, say.from);
+    const std::string ts = std::to_string(say.ts);
+    const std::string length = std::to_string(options_.stream_length);
+    const std::string nonce = std::to_string(say.nonce);
+    const std::string_view argv[] = {"EVALSHA",      sha_of(scripts::say), "2",      seq_key,      stream_key,
+                                     keys::channel,  head,                 ts,       say.ack,      say.json_before,
+                                     say.json_after, length,               say.room, options_.node_id,
+                                     incarnation_,   nonce,                resend ? "1" : "0"};
+    bool sent = commands_ && commands_->command(std::span<const std::string_view>(argv),
+                                                [this, number = say.nonce](std::optional<redis_reply> reply) {
+                                                    on_say_answer(number, std::move(reply));
+                                                });
     if (!sent) {
         unanswered_.push_back(in_flight_.back());
         in_flight_.pop_back();
     }
+}
+
+void cluster_node::on_say_answer(std::uint64_t nonce, std::optional<redis_reply> reply) {
+    auto it = std::find_if(in_flight_.begin(), in_flight_.end(), [nonce](const pending_say& p) { return p.nonce == nonce; });
+    if (it == in_flight_.end()) {
+        return;
+    }
+    if (!reply) {
+        unanswered_.push_back(std::move(*it));  // sent again on return
+    } else if (reply->is_error()) {
+        spdlog::error("cluster: a message to room '{}' was refused by redis: {}", it->room, reply->text);
+        if (!it->ack_id.empty()) {
+            auto& owner = hub_->worker(it->sender.worker);
+            owner.executor().post([&owner, sender = it->sender, re = it->ack_id] {
+                if (rooms::chat_session* s = owner.find_session(sender.session)) {
+                    s->output().send(protocol::encode_error(protocol::error_code::bad_request,
+                                                            "the message could not be stored by the cluster", re));
+                }
+            });
+        }
+    } else {
+        messages_sequenced_.fetch_add(1, std::memory_order_relaxed);
+    }
+    in_flight_.erase(it);
 }
 
 bool cluster_node::online_elsewhere(std::string_view user) const {
@@ -876,34 +884,32 @@ void cluster_node::apply_message(std::string_view room, std::int64_t seq, std::i
             return;
         }
     }
-    shared_frame frame;  // one decode per node: the JSON becomes one frame for every member here
-    bool acked = false;
+    // One decode per node: the JSON becomes one frame for every member here.
+    shared_frame frame = protocol::frame_of_json(json);
+    // The sender's ack, when the sender is here: one pointer, so the std::function holds it
+    // without an allocation.
+    struct ack_to_send {
+        cluster_node* node;
+        std::string_view ticket;
+        std::string_view room;
+        std::int64_t seq;
+    } pending{this, ack, room, seq};
+    std::function<void()> ack_first;
+    if (origin == options_.node_id && !ack.empty()) {
+        ack_first = [&pending] { pending.node->deliver_ack(pending.ticket, pending.room, pending.seq); };
+    }
     for (;;) {
         auto target = hub_->rooms().find_or_create(name);
-        std::int64_t last = target->last_seq();
-        if (seq <= last) {
-            return;  // had it already
-        }
-        if (seq != last + 1 && !from_stream) {
-            // Messages before it never came (the node was catching up or lost some): fetch them
-            // from the stream, then this one.
-            catching_up_[name].push_back({seq, ts, std::string(json), std::string(origin), std::string(ack)});
-            catch_up(name, last + 1, seq - 1);
-            return;
-        }
-        if (!frame) {
-            frame = protocol::frame_of_json(json);
-        }
-        if (!acked && origin == options_.node_id && !ack.empty()) {
-            // Before the sender's own copy, which the apply below queues.
-            deliver_ack(ack, room, seq);
-            acked = true;
-        }
-        auto outcome = target->apply_message(seq, ts, frame, from_stream);
+        auto outcome = target->apply_message(seq, ts, frame, from_stream, ack_first);
         if (outcome == rooms::room::apply_outcome::gone) {
             continue;  // closed meanwhile: the directory has a new one
         }
-        target->close_if_unused();
+        if (outcome == rooms::room::apply_outcome::gap) {
+            // Messages before it never came (the node was catching up or lost some): fetch them
+            // from the stream, then this one.
+            catching_up_[name].push_back({seq, ts, std::string(json), std::string(origin), std::string(ack)});
+            catch_up(name, target->last_seq() + 1, seq - 1);
+        }
         return;
     }
 }

@@ -148,7 +148,10 @@ private:
     void on_connection_up();
     void on_connection_down();
     void begin_sync();
-    void send_say(const pending_say& say);
+    // resend: the say went out before and its answer was lost; the script stores it only if it
+    // did not arrive then.
+    void send_say(const pending_say& say, bool resend = false);
+    void on_say_answer(std::uint64_t nonce, std::optional<redis_reply> reply);
     void on_snapshot(std::optional<redis_reply> reply);
     void finish_sync_if_ready();
     void schedule_heartbeat();

@@ -57,18 +57,24 @@ return 1
 )lua";
 
 // KEYS: the room's seq counter, its stream. ARGV: channel, event head, ts, ack ticket, JSON before
-// the seq, JSON after it, stream length, room, origin node, the node's run, the say's number in
-// that run. Numbers the message, stores it and publishes it, in that order, and returns its seq;
-// 0 for a say of that run numbered before (sent again after a lost answer: it is stored once).
+// the seq, JSON after it, stream length, room, the node, the node's run, the say's number in
+// that run, and "1" when the say is sent again after its answer was lost. Numbers the message, stores it
+// and publishes it, in that order, and returns its seq. A say sent again is looked for among
+// the room's newest entries first, and not stored twice (0 is returned then).
 constexpr std::string_view say = R"lua(
-local run = ARGV[9] .. ':' .. ARGV[10]
-local last = tonumber(redis.call('HGET', 'parley:said', run) or '0')
-if tonumber(ARGV[11]) <= last then return 0 end
-redis.call('HSET', 'parley:said', run, ARGV[11])
+local said = ARGV[9] .. ':' .. ARGV[10] .. ':' .. ARGV[11]
+if ARGV[12] == '1' then
+  for _, entry in ipairs(redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1000)) do
+    local fields = entry[2]
+    for i = 1, #fields, 2 do
+      if fields[i] == 'n' and fields[i + 1] == said then return 0 end
+    end
+  end
+end
 local seq = redis.call('INCR', KEYS[1])
 local json = ARGV[5] .. seq .. ARGV[6]
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[7], seq .. '-1', 'j', json, 't', ARGV[3], 'o', ARGV[9], 'a', ARGV[4])
-redis.call('SADD', 'parley:rooms', ARGV[8])
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[7], seq .. '-1', 'j', json, 't', ARGV[3], 'a', ARGV[4], 'n', said)
+if seq == 1 then redis.call('SADD', 'parley:rooms', ARGV[8]) end
 redis.call('PUBLISH', ARGV[1], ARGV[2] .. seq .. '\n' .. ARGV[3] .. '\n' .. ARGV[4] .. '\n' .. json)
 return seq
 )lua";

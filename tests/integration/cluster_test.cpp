@@ -344,3 +344,42 @@ TEST_F(ClusterTest, WithoutRedisNodesServeTheirOwnUsersAndCatchUpWhenItReturns) 
 
 }  // namespace
 }  // namespace parley::integration
+
+namespace parley::integration {
+namespace {
+
+TEST_F(ClusterTest, ASayWhoseAnswerWasLostIsStoredOnce) {
+    ws_client alice = login_on("node-a", "alice");
+    ws_client bob = login_on("node-b", "bob");
+    join_room(alice, "lobby");
+    join_room(bob, "lobby");
+    read_until(alice, [](const json& m) { return m.value("type", "") == "presence" && m.value("user", "") == "bob"; });
+
+    // A hung Redis: the say reaches its socket, but no answer comes back before node-a gives
+    // the connection up. Whether Redis ran it when it woke up or not, it must be stored once.
+    const std::size_t lines_a = node("node-a").line_count();
+    redis_->pause();
+    alice.send_json({{"type", "say"}, {"room", "lobby"}, {"text", "in doubt"}, {"id", 1}});
+    ASSERT_TRUE(node("node-a").wait_for_line("lost redis", lines_a, milliseconds(20000)));
+    redis_->resume();
+    ASSERT_TRUE(node("node-a").wait_for_line("in sync", lines_a, milliseconds(20000)));
+
+    bob.send_json({{"type", "say"}, {"room", "lobby"}, {"text", "after"}});
+    std::vector<json> got = read_until(bob, is_chat("after"), milliseconds(20000));
+    EXPECT_EQ(count_if(got, is_chat("in doubt")), 1u);
+    std::vector<json> alice_got = read_until(alice, is_chat("after"), milliseconds(20000));
+    std::size_t acks = 0;
+    for (const auto& m : alice_got) {
+        acks += m.value("type", "") == "ack" && m.value("re", json()) == 1 ? 1 : 0;
+    }
+    EXPECT_EQ(acks, 1u);
+    json history = call(bob, {{"type", "history"}, {"room", "lobby"}, {"id", 2}});
+    std::vector<std::string> texts;
+    for (const auto& m : history["messages"]) {
+        texts.push_back(m["text"]);
+    }
+    EXPECT_EQ(texts, (std::vector<std::string>{"in doubt", "after"}));
+}
+
+}  // namespace
+}  // namespace parley::integration
