@@ -383,3 +383,59 @@ TEST_F(ClusterTest, ASayWhoseAnswerWasLostIsStoredOnce) {
 
 }  // namespace
 }  // namespace parley::integration
+
+namespace parley::integration {
+namespace {
+
+// The number after "KEY" up to the next ',' or line end, in INFO or /metrics text; -1 when absent.
+long long number_after(const std::string& text, const std::string& key) {
+    auto at = text.find(key);
+    if (at == std::string::npos) {
+        return -1;
+    }
+    return std::stoll(text.substr(at + key.size()));
+}
+
+TEST_F(ClusterTest, EachMessageIsPublishedOnceAndReadOnceByEachNode) {
+    // Members on all three nodes, so every node has local members to fan out to.
+    std::vector<ws_client> members;
+    const char* ids[] = {"node-a", "node-b", "node-c"};
+    for (int i = 0; i < 9; ++i) {
+        members.push_back(login_on(ids[i % 3], "m" + std::to_string(i)));
+        join_room(members.back(), "lobby");
+    }
+    // Until the last join's presence has reached everyone, events are still on their way.
+    for (std::size_t i = 0; i + 1 < members.size(); ++i) {
+        read_until(members[i], [](const json& e) { return e.value("type", "") == "presence" && e.value("user", "") == "m8"; });
+    }
+    auto events_read = [&](const std::string& id) {
+        return number_after(get(id, "/metrics").body, "\nparley_cluster_events_received_total ");  // the sample, not # HELP
+    };
+    const long long publishes_before = number_after(redis_->info("commandstats"), "cmdstat_publish:calls=");
+    std::map<std::string, long long> read_before;
+    for (const char* id : ids) {
+        read_before[id] = events_read(id);
+    }
+
+    constexpr int says = 50;
+    for (int i = 0; i < says; ++i) {
+        members[static_cast<std::size_t>(i) % members.size()].send_json(
+            {{"type", "say"}, {"room", "lobby"}, {"text", "x" + std::to_string(i)}});
+    }
+    // Says of different members race to Redis: the last one sent need not get the last seq.
+    for (auto& m : members) {
+        std::size_t messages = 0;
+        read_until(m, [&messages](const json& e) { return (messages += e.value("type", "") == "message") == says; },
+                   milliseconds(10000));
+    }
+    // One PUBLISH per message, whatever the members and nodes (the scripts' calls are counted).
+    const long long publishes_after = number_after(redis_->info("commandstats"), "cmdstat_publish:calls=");
+    EXPECT_EQ(publishes_after - std::max(publishes_before, 0LL), says);
+    // And each node read each message once: one decode per node, then its own fan-out.
+    for (const char* id : ids) {
+        EXPECT_EQ(events_read(id) - read_before[id], says) << id;
+    }
+}
+
+}  // namespace
+}  // namespace parley::integration

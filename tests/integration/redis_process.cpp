@@ -84,6 +84,26 @@ bool answers_as(std::uint16_t port, pid_t pid) {
 
 }  // namespace
 
+std::string redis_process::info(const std::string& section) const {
+    const timeval timeout{2, 0};
+    redisContext* c = redisConnectWithTimeout("127.0.0.1", port_, timeout);
+    if (c == nullptr) {
+        return {};
+    }
+    std::string text;
+    if (c->err == 0 && redisSetTimeout(c, timeout) == REDIS_OK) {
+        auto* reply = static_cast<redisReply*>(redisCommand(c, "INFO %s", section.c_str()));
+        if (reply != nullptr) {
+            if (reply->type == REDIS_REPLY_STRING) {
+                text.assign(reply->str, reply->len);
+            }
+            freeReplyObject(reply);
+        }
+    }
+    redisFree(c);
+    return text;
+}
+
 redis_process::redis_process(persistence kept) : kept_(kept) {
     // The port is free when picked but may be taken before Redis binds it: then pick another.
     for (int tries = 0; tries < 5; ++tries) {

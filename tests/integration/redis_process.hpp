@@ -43,6 +43,9 @@ public:
     void pause();
     void resume();
 
+    // The text of INFO section (e.g. "commandstats"); empty when Redis does not answer.
+    std::string info(const std::string& section) const;
+
     // The last lines of Redis's log, for failure messages.
     std::string log_tail(std::size_t lines = 30) const;
 

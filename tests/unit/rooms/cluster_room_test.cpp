@@ -96,7 +96,8 @@ TEST(cluster_room, messages_from_the_cluster_are_applied_in_seq_order_once) {
     auto lobby = world.hub().rooms().find("lobby");
     world.clear_all();
 
-    EXPECT_EQ(lobby->apply_message(1, 1001, message_frame(1, "one")), room::apply_outcome::applied);
+    const shared_frame first = message_frame(1, "one");
+    EXPECT_EQ(lobby->apply_message(1, 1001, first), room::apply_outcome::applied);
     EXPECT_EQ(lobby->apply_message(1, 1001, message_frame(1, "one")), room::apply_outcome::duplicate);
     EXPECT_EQ(lobby->apply_message(3, 1003, message_frame(3, "three")), room::apply_outcome::gap);
     EXPECT_EQ(lobby->apply_message(2, 1002, message_frame(2, "two")), room::apply_outcome::applied);
@@ -108,6 +109,9 @@ TEST(cluster_room, messages_from_the_cluster_are_applied_in_seq_order_once) {
     EXPECT_EQ(seqs_received(alice), (std::vector<std::int64_t>{1, 2, 3, 6}));
     EXPECT_EQ(seqs_received(bob), (std::vector<std::int64_t>{1, 2, 3, 6}));
     EXPECT_EQ(lobby->last_seq(), 6);
+    // The node's one decode is what every member here gets: the same buffer, not a copy.
+    EXPECT_EQ(alice.output.of_type("message").front().first.identity(), first.identity());
+    EXPECT_EQ(bob.output.of_type("message").front().first.identity(), first.identity());
 }
 
 TEST(cluster_room, members_on_other_nodes_are_listed_counted_and_announced) {
