@@ -87,6 +87,15 @@ sample_value optional_value(const std::optional<T>& v) {
     return *v;
 }
 
+// A figure of the cluster's health; left out on a single node.
+template <auto Field>
+sample_value cluster_value(const scrape& s, std::size_t) {
+    if (!s.in.cluster) {
+        return std::monostate{};
+    }
+    return static_cast<std::uint64_t>((*s.in.cluster).*Field);
+}
+
 // Every metric parleyd exports, in the order they are printed.
 const metric metric_table[] = {
     from_scrape(
@@ -130,40 +139,23 @@ const metric metric_table[] = {
     // The cluster's, left out on a single node.
     from_scrape("parley_cluster_degraded", metric_type::gauge,
                 "1 while this node cannot reach the cluster's Redis (it serves its own users alone), else 0.",
-                [](const scrape& s, std::size_t) -> sample_value {
-                    if (!s.in.cluster) {
-                        return std::monostate{};
-                    }
-                    return std::uint64_t{s.in.cluster->degraded ? 1u : 0u};
-                }),
+                &cluster_value<&rooms::cluster_health::degraded>),
     from_scrape("parley_cluster_events_received_total", metric_type::counter,
                 "Events read from the cluster's channel (every node's joins, leaves, messages, ...).",
-                [](const scrape& s, std::size_t) -> sample_value {
-                    return s.in.cluster ? sample_value(s.in.cluster->events_received) : std::monostate{};
-                }),
+                &cluster_value<&rooms::cluster_health::events_received>),
     from_scrape("parley_cluster_messages_sequenced_total", metric_type::counter,
                 "Messages of this node's users numbered and stored by the cluster.",
-                [](const scrape& s, std::size_t) -> sample_value {
-                    return s.in.cluster ? sample_value(s.in.cluster->messages_sequenced) : std::monostate{};
-                }),
+                &cluster_value<&rooms::cluster_health::messages_sequenced>),
     from_scrape("parley_cluster_resyncs_total", metric_type::counter,
                 "Times this node read the cluster's state (on joining, and after each loss of Redis).",
-                [](const scrape& s, std::size_t) -> sample_value {
-                    return s.in.cluster ? sample_value(s.in.cluster->resyncs) : std::monostate{};
-                }),
+                &cluster_value<&rooms::cluster_health::resyncs>),
     from_scrape("parley_cluster_names_lost_total", metric_type::counter,
                 "User names another node took while this one was cut off (their sessions here were closed).",
-                [](const scrape& s, std::size_t) -> sample_value {
-                    return s.in.cluster ? sample_value(s.in.cluster->names_lost) : std::monostate{};
-                }),
+                &cluster_value<&rooms::cluster_health::names_lost>),
     from_scrape("parley_cluster_remote_users", metric_type::gauge, "Users logged in on the other nodes.",
-                [](const scrape& s, std::size_t) -> sample_value {
-                    return s.in.cluster ? sample_value(s.in.cluster->remote_users) : std::monostate{};
-                }),
+                &cluster_value<&rooms::cluster_health::remote_users>),
     from_scrape("parley_cluster_remote_nodes", metric_type::gauge, "Other live nodes of the cluster.",
-                [](const scrape& s, std::size_t) -> sample_value {
-                    return s.in.cluster ? sample_value(s.in.cluster->remote_nodes) : std::monostate{};
-                }),
+                &cluster_value<&rooms::cluster_health::remote_nodes>),
     from_workers("parley_messages_received_total", metric_type::counter,
                  "Complete WebSocket text messages received from clients.", field<&worker_counters::messages_received>),
     from_workers("parley_frames_sent_total", metric_type::counter,

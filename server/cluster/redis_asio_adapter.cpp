@@ -30,6 +30,20 @@ std::shared_ptr<hiredis_asio_driver> hiredis_asio_driver::attach(const boost::as
     return driver;
 }
 
+namespace {
+
+// Leaves hiredis no hook into a driver that is going or gone.
+void clear_hooks(redisAsyncContext& ac) {
+    ac.ev.data = nullptr;
+    ac.ev.addRead = nullptr;
+    ac.ev.delRead = nullptr;
+    ac.ev.addWrite = nullptr;
+    ac.ev.delWrite = nullptr;
+    ac.ev.cleanup = nullptr;
+}
+
+}  // namespace
+
 hiredis_asio_driver::hiredis_asio_driver(private_tag, const boost::asio::any_io_executor& executor,
                                          redisAsyncContext* ac, after_io_function after_io)
     : ac_(ac), descriptor_(executor), after_io_(std::move(after_io)) {}
@@ -38,12 +52,7 @@ hiredis_asio_driver::~hiredis_asio_driver() {
     // The owner frees the context before it drops the driver, so this only matters after a bug
     // there: leave hiredis no hook pointing at freed memory, and never close its fd.
     if (ac_ != nullptr) {
-        ac_->ev.data = nullptr;
-        ac_->ev.addRead = nullptr;
-        ac_->ev.delRead = nullptr;
-        ac_->ev.addWrite = nullptr;
-        ac_->ev.delWrite = nullptr;
-        ac_->ev.cleanup = nullptr;
+        clear_hooks(*ac_);
     }
     if (descriptor_.is_open()) {
         descriptor_.release();
@@ -122,12 +131,7 @@ void hiredis_asio_driver::let_go() noexcept {
         // No memory for the text: the owner reports the loss without it.
     }
     // Later hook calls (none in hiredis 0.14, but cheap to rule out) find no hooks.
-    ac_->ev.data = nullptr;
-    ac_->ev.addRead = nullptr;
-    ac_->ev.delRead = nullptr;
-    ac_->ev.addWrite = nullptr;
-    ac_->ev.delWrite = nullptr;
-    ac_->ev.cleanup = nullptr;
+    clear_hooks(*ac_);
     ac_ = nullptr;
     wanted_ = {};
     // Deregisters the fd before hiredis closes it, and completes the outstanding waits with

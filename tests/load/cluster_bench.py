@@ -22,26 +22,9 @@ import sys
 import tempfile
 import time
 
-
-def core_busy():
-    def sample():
-        return [list(map(int, l.split()[1:])) for l in open("/proc/stat") if re.match(r"cpu\d", l)]
-    a = sample()
-    time.sleep(1)
-    b = sample()
-    busy = []
-    for x, y in zip(a, b):
-        total = sum(y) - sum(x)
-        idle = (y[3] + y[4]) - (x[3] + x[4])
-        busy.append(1 - idle / total if total else 0)
-    return busy
-
-
-def wait_idle():
-    for _ in range(120):
-        if sum(core_busy()) < 0.25:
-            return
-    print("warning: the cores never went idle", file=sys.stderr)
+# The idle-core wait the history figures use too.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from history_bench import wait_idle  # noqa: E402
 
 
 def free_port():
