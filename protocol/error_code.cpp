@@ -26,6 +26,7 @@ constexpr std::array<error_entry, error_code_count> error_table{{
     {"too_many_rooms", "this connection is in too many rooms"},
     {"rate_limited", "too many requests; slow down"},
     {"too_large", "the text is too long"},
+    {"unavailable", "the server cannot do that right now; try again shortly"},
 }};
 
 }  // namespace

@@ -22,9 +22,12 @@ enum class error_code : unsigned char {
     too_many_rooms,
     rate_limited,
     too_large,
+    // The server could not do it now (its storage or the cluster could not be reached): the
+    // request was fine, and the same request may succeed later.
+    unavailable,
 };
 
-inline constexpr std::size_t error_code_count = 14;
+inline constexpr std::size_t error_code_count = 15;
 
 std::string_view wire_name(error_code code);
 std::string_view default_message(error_code code);

@@ -439,8 +439,10 @@ void chat_session::on_history(request& req) {
     std::shared_ptr<room> target = m->joined;
     worker_.hub().history().complete(
         target->log(), std::move(answer),
-        [&owner, session_id, target, re = req.id](std::vector<protocol::shared_frame> messages) {
-            auto reply = protocol::encode_history(target->name(), messages, re);
+        [&owner, session_id, target, re = req.id](std::optional<std::vector<protocol::shared_frame>> messages) {
+            auto reply = messages ? protocol::encode_history(target->name(), *messages, re)
+                                  : protocol::encode_error(error_code::unavailable,
+                                                           "the room's older history cannot be read right now", re);
             owner.executor().post([&owner, session_id, reply = std::move(reply)] {
                 if (chat_session* asker = owner.find_session(session_id)) {
                     asker->output().send(reply);

@@ -127,6 +127,10 @@ struct history_stats {
     std::size_t backlog = 0;     // messages accepted and not yet written
 };
 
+// The end of a history read: the whole answer, oldest first, or nullopt when storage could not
+// be read (the client is told `unavailable`, never given a page that only looks complete).
+using history_done = std::function<void(std::optional<std::vector<protocol::shared_frame>>)>;
+
 // Where room logs live. Logs outlive the rooms that use them: a room that empties and is made
 // again continues its seq.
 // Thread: every method may be called from any thread.
@@ -138,9 +142,10 @@ public:
     virtual room_log* open(std::string_view room) = 0;
 
     // Finishes an answer: one without a stored part calls done at once; one with it is read by
-    // read_stored, off the calling thread, and done is called on a thread of the store. done
-    // gets the whole answer, oldest first.
-    void complete(room_log& log, history_answer answer, std::function<void(std::vector<protocol::shared_frame>)> done);
+    // read_stored, off the calling thread, and done is called once on a thread of the store
+    // (unless stop_reads() came first). done gets the whole answer, oldest first, or nullopt
+    // when the stored part could not be read.
+    void complete(room_log& log, history_answer answer, history_done done);
 
     // Stops calling `done`: reads still queued are dropped. Called before the threads that the
     // callbacks post to go away; messages keep being written.
@@ -151,8 +156,7 @@ public:
 protected:
     // Reads an answer's stored part and calls done with the whole answer (join_answer). The
     // memory store never makes a stored part, so its answers never come here.
-    virtual void read_stored(room_log& log, history_answer answer,
-                             std::function<void(std::vector<protocol::shared_frame>)> done);
+    virtual void read_stored(room_log& log, history_answer answer, history_done done);
 };
 
 // Keeps each room's newest `per_room` messages (and none older than max_age_ms, 0: no limit) in

@@ -167,8 +167,7 @@ std::vector<shared_frame> join_answer(std::vector<shared_frame> stored, history_
     return stored;
 }
 
-void history_store::complete(room_log& log, history_answer answer,
-                             std::function<void(std::vector<shared_frame>)> done) {
+void history_store::complete(room_log& log, history_answer answer, history_done done) {
     if (!answer.stored) {
         done(join_answer({}, answer));
         return;
@@ -176,8 +175,7 @@ void history_store::complete(room_log& log, history_answer answer,
     read_stored(log, std::move(answer), std::move(done));
 }
 
-void history_store::read_stored(room_log& /*log*/, history_answer answer,
-                                std::function<void(std::vector<shared_frame>)> done) {
+void history_store::read_stored(room_log& /*log*/, history_answer answer, history_done done) {
     done(join_answer({}, answer));
 }
 

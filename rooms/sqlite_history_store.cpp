@@ -213,8 +213,7 @@ public:
     }
 
 protected:
-    void read_stored(room_log& log, history_answer answer,
-                     std::function<void(std::vector<shared_frame>)> done) override {
+    void read_stored(room_log& log, history_answer answer, history_done done) override {
         {
             std::lock_guard lock(read_mutex_);
             if (reads_stopped_) {
@@ -244,7 +243,7 @@ private:
     struct read_job {
         sqlite_room_log* log;
         history_answer answer;
-        std::function<void(std::vector<shared_frame>)> done;
+        history_done done;
     };
 
     std::int64_t cutoff() const { return options_.max_age_ms > 0 ? unix_millis() - options_.max_age_ms : 0; }
@@ -301,10 +300,13 @@ private:
             try {
                 stored = read(*job.log, *job.answer.stored);
             } catch (const sqlite_error& e) {
-                // Answered with what memory has rather than not at all.
+                // Memory alone would be a page with a hole that looks whole: the client is told
+                // the history is unavailable and may ask again.
                 if (options_.report) {
                     options_.report(std::string("reading history failed: ") + e.what());
                 }
+                job.done(std::nullopt);
+                continue;
             }
             job.done(join_answer(std::move(stored), job.answer));
         }

@@ -1,7 +1,8 @@
 #include "server/server.hpp"
 
 #include "rooms/chat_hub.hpp"
-#include "server/cluster/cluster_node.hpp"
+#include "rooms/cluster/cluster_node.hpp"
+#include "server/cluster/redis_transport.hpp"
 #include "server/cluster/node_id.hpp"
 #include "rooms/chat_session.hpp"
 #include "rooms/unix_clock.hpp"
@@ -25,19 +26,31 @@ using asio::ip::tcp;
 
 namespace {
 
-cluster::cluster_options cluster_options_from(const config::settings& s) {
-    cluster::cluster_options o;
+config::redis_endpoint cluster_redis_from(const config::settings& s) {
     std::string why;
     if (auto endpoint = config::parse_redis_url(s.cluster_redis, &why)) {
-        o.redis = *endpoint;
-    } else {
-        throw std::runtime_error("cluster.redis " + why);
+        return *endpoint;
     }
+    throw std::runtime_error("cluster.redis " + why);
+}
+
+void report_cluster(cluster::report_level level, std::string_view line) {
+    switch (level) {
+    case cluster::report_level::debug: spdlog::debug("cluster: {}", line); break;
+    case cluster::report_level::info: spdlog::info("cluster: {}", line); break;
+    case cluster::report_level::warn: spdlog::warn("cluster: {}", line); break;
+    case cluster::report_level::error: spdlog::error("cluster: {}", line); break;
+    }
+}
+
+cluster::cluster_options cluster_options_from(const config::settings& s) {
+    cluster::cluster_options o;
     o.node_id = s.cluster_node_id.empty() ? cluster::default_node_id() : s.cluster_node_id;
     o.name_ttl = std::chrono::milliseconds(s.cluster_name_ttl_ms);
     o.stream_length = s.cluster_history_messages;
     o.history_per_room = s.history_per_room;
     o.presence_max_members = s.presence_max_members;
+    o.report = report_cluster;
     return o;
 }
 
@@ -60,8 +73,11 @@ server::server(const config::settings& settings, config::config_source source,
     }
     std::unique_ptr<rooms::message_bus> bus;
     if (!settings_.cluster_redis.empty()) {
-        cluster_ = std::make_unique<cluster::cluster_node>(workers_.front()->io().get_executor(),
-                                                           cluster_options_from(settings_));
+        // The cluster's thread is worker 0's: its Redis connections and its logic run there.
+        auto options = cluster_options_from(settings_);
+        cluster_transport_ = std::make_unique<cluster::redis_transport>(
+            workers_.front()->io().get_executor(), cluster_redis_from(settings_), options.name_ttl / 3);
+        cluster_ = std::make_unique<cluster::cluster_node>(*cluster_transport_, std::move(options));
         history = cluster_->make_history_store();
         bus = cluster_->make_bus();
     }
@@ -93,6 +109,7 @@ server::~server() {
     if (cluster_) {
         // Its connections live on worker 0's loop, which goes below.
         cluster_->stop();
+        cluster_transport_->stop();
     }
     // History reads finishing now would post replies to loops about to go; messages already
     // accepted are still written when the hub (and with it the store) goes, below.
@@ -119,7 +136,7 @@ void server::run() {
         });
     }
     if (cluster_) {
-        cluster_->start();
+        cluster_transport_->start(*cluster_);
     }
     do_accept();
     systemd::ready("serving");

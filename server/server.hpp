@@ -20,6 +20,7 @@ class chat_hub;
 
 namespace parley::cluster {
 class cluster_node;
+class redis_transport;
 }
 
 namespace parley::server {
@@ -64,7 +65,9 @@ private:
     boost::asio::io_context main_io_;  // listener and signals, on the thread that calls run()
     std::vector<std::unique_ptr<worker>> workers_;
     // This daemon as a node of a cluster ([cluster] redis set), on worker 0's loop; null for a
-    // single node. Declared before the hub: the hub's bus refers to it until the hub is gone.
+    // single node. Declared before the hub: the hub's bus refers to the node until the hub is
+    // gone; and the node sends through the transport, declared before it.
+    std::unique_ptr<cluster::redis_transport> cluster_transport_;
     std::unique_ptr<cluster::cluster_node> cluster_;
     std::unique_ptr<rooms::chat_hub> hub_;
     connection_limiter limiter_;

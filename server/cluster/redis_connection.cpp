@@ -272,13 +272,24 @@ bool redis_connection::command(std::initializer_list<std::string_view> argv, red
     return command(std::span<const std::string_view>(argv.begin(), argv.size()), std::move(cb));
 }
 
+void redis_connection::refuse(redis_callback cb) {
+    // Answered like a command lost with the connection, from a handler of its own: the caller
+    // never sees its callback run inside command().
+    ready_.push_back(event{event::kind::reply, std::move(cb), std::nullopt, {}, {}});
+    if (!delivering_) {
+        boost::asio::post(executor_, [self = shared_from_this()] { self->deliver(); });
+    }
+}
+
 bool redis_connection::command(std::span<const std::string_view> argv, redis_callback cb) {
     if (state_ != state::up || subscriber_ || !session_ || argv.empty() || argv.size() > INT_MAX ||
         changes_reply_mode(argv.front())) {
+        refuse(std::move(cb));
         return false;
     }
     redisAsyncContext* ac = session_->context();
     if (ac == nullptr) {
+        refuse(std::move(cb));
         return false;
     }
     boost::container::small_vector<const char*, 8> args;
@@ -292,7 +303,9 @@ bool redis_connection::command(std::span<const std::string_view> argv, redis_cal
     // descriptor is writable, so commands sent in one handler go out in one write.
     if (redisAsyncCommandArgv(ac, &detail::redis_session::on_reply, session_.get(), static_cast<int>(argv.size()),
                               args.data(), lengths.data()) != REDIS_OK) {
-        session_->pending.pop_back();  // hiredis will never answer it; the callback is not called
+        detail::pending_command lost = std::move(session_->pending.back());
+        session_->pending.pop_back();  // hiredis will never answer it
+        refuse(std::move(lost.callback));
         return false;
     }
     if (options_.command_timeout.count() > 0 && !command_timer_armed_) {

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "server/cluster/redis_reply.hpp"
+#include "rooms/cluster/redis_link.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -26,10 +26,6 @@ class hiredis_asio_driver;
 struct redis_session;
 }  // namespace detail
 
-// Called on the connection's executor. reply is nullopt when the command never got an answer
-// (the connection was lost or closed before it came), so every accepted command's callback is
-// called exactly once.
-using redis_callback = std::function<void(std::optional<redis_reply> reply)>;
 
 // One non-blocking connection to Redis, driven by a single-threaded io_context (a worker's
 // loop), on top of hiredis's async API. It connects, and after every loss reconnects with
@@ -96,8 +92,8 @@ public:
 
     // Thread: the executor's. Closes the connection and cancels any retry. The callbacks of
     // commands still pending get nullopt, from a handler posted to the executor (not inside this
-    // call); after that nothing more is called: no on_up, on_down or message, and command()
-    // returns false. Idempotent.
+    // call); after that no on_up, on_down or message is called, and command() refuses (its
+    // callback gets nullopt, as every refused command's). Idempotent.
     void stop();
 
     // Thread: the executor's. True while up (set just before on_up is queued, cleared at the loss
@@ -113,10 +109,12 @@ public:
 
     // Thread: the executor's. Sends one command; arguments are binary-safe (argv like {"SET", key,
     // value, "NX", "PX", "5000"}) and copied before this returns. Commands are pipelined and their
-    // callbacks called in the order sent. Returns false, and never calls cb, when not connected,
-    // after subscribe(), for an empty argv, and for the commands that change the connection's
-    // reply mode ((P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, MONITOR: use subscribe()). The connection
-    // speaks RESP2: do not send HELLO 3.
+    // callbacks called in the order sent. cb runs exactly once (redis_link.hpp's contract), never
+    // inside this call: with the reply, or with nullopt when the connection is lost before the
+    // answer, and when the command is refused: not connected (or stopped), after subscribe(),
+    // an empty argv, or a command that changes the connection's reply mode ((P|S)SUBSCRIBE,
+    // (P|S)UNSUBSCRIBE, MONITOR: use subscribe()); then it returns false. The connection speaks
+    // RESP2: do not send HELLO 3.
     bool command(std::span<const std::string_view> argv, redis_callback cb);
     bool command(std::initializer_list<std::string_view> argv, redis_callback cb);
 
@@ -168,6 +166,7 @@ private:
     void arm_command_timer(std::chrono::steady_clock::time_point deadline);
     void check_command_timeout();
     void deliver() noexcept;
+    void refuse(redis_callback cb);  // answers a command that was not sent with nullopt
 
     boost::asio::any_io_executor executor_;
     options options_;

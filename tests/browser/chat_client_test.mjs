@@ -55,3 +55,26 @@ test('a joined in the same epoch adds what is new and keeps the rest', async () 
   client.onEvent({ type: 'joined', room: 'lobby', epoch: 9, members: ['x'], history: [msg(1, 'a'), msg(2, 'b')] });
   assert.deepEqual(room.log.messages.map((m) => m.seq), [1, 2]);
 });
+
+test('a say or a page refused as unavailable can be tried again', async () => {
+  const { client } = clientInLobby();
+  const { RoomLog } = await import('../../server/web/js/room_log.js');
+  const { ServerError } = await import('../../server/web/js/connection.js');
+  const room = { name: 'lobby', log: new RoomLog(), members: new Set(), typing: new Map(), outbox: [] };
+  room.log.reset(1);
+  room.log.add([msg(40, 'a')]);
+  room.log.olderAvailable = true;
+  client.rooms.set('lobby', room);
+  const unavailable = new ServerError({ type: 'error', code: 'unavailable', message: 'try again shortly' });
+  client.connection = { online: true, state: { name: 'online' }, request: () => Promise.reject(unavailable) };
+
+  client.say('lobby', 'hello');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(room.outbox.length, 1);
+  assert.equal(room.outbox[0].state, 'failed');
+  assert.match(room.outbox[0].error, /try again/);
+
+  await assert.rejects(client.loadOlder('lobby'), (e) => e.code === 'unavailable');
+  assert.equal(room.log.olderAvailable, true, 'the next scroll must ask again');
+  assert.equal(room.loadingOlder, false);
+});

@@ -122,6 +122,23 @@ protected:
         return c;
     }
 
+    // Sends a command that must be refused: command() returns false, the callback does not run
+    // inside the call, and then runs exactly once with nullopt (the failure contract).
+    void expect_refused(redis_connection& c, std::initializer_list<std::string_view> argv, const char* why) {
+        expect_refused(c, std::span<const std::string_view>(argv.begin(), argv.size()), why);
+    }
+    void expect_refused(redis_connection& c, std::span<const std::string_view> argv, const char* why) {
+        auto result = std::make_shared<answer>();
+        EXPECT_FALSE(c.command(argv, [result](std::optional<redis_reply> reply) {
+            ++result->calls;
+            result->reply = std::move(reply);
+        })) << why;
+        EXPECT_EQ(result->calls, 0) << "the callback ran inside command(): " << why;
+        EXPECT_TRUE(run_until([&] { return result->calls > 0; })) << "a refused command was never answered: " << why;
+        EXPECT_EQ(result->calls, 1) << why;
+        EXPECT_FALSE(result->reply.has_value()) << "a refused command got a reply: " << why;
+    }
+
     // Starts c and waits until it is up.
     void start_and_wait(const std::shared_ptr<redis_connection>& c) {
         c->start();
@@ -154,8 +171,7 @@ TEST_F(RedisConnectionTest, SetThenGetRoundTrip) {
     auto c = make(options_for(redis.port()));
     int ups = 0;
     c->on_up([&] { ++ups; });
-    EXPECT_FALSE(c->command({"PING"}, [](auto) { ADD_FAILURE() << "called for a refused command"; }))
-        << "accepted before start";
+    expect_refused(*c, {"PING"}, "accepted before start");
     start_and_wait(c);
     ASSERT_TRUE(run_until([&] { return ups == 1; }));
 
@@ -319,12 +335,11 @@ TEST_F(RedisConnectionTest, EveryReplyKind) {
     ASSERT_TRUE(after);
     EXPECT_EQ(after->text, "text");
 
-    // Refused without a call: what would change the connection's reply mode, and nothing at all.
-    const auto refused = [](std::optional<redis_reply>) { ADD_FAILURE() << "called for a refused command"; };
-    EXPECT_FALSE(c->command({"SUBSCRIBE", "x"}, refused));
-    EXPECT_FALSE(c->command({"psubscribe", "x*"}, refused));
-    EXPECT_FALSE(c->command({"MONITOR"}, refused));
-    EXPECT_FALSE(c->command(std::span<const std::string_view>(), refused));
+    // Refused, and answered nullopt: what would change the connection's reply mode, and nothing.
+    expect_refused(*c, {"SUBSCRIBE", "x"}, "SUBSCRIBE");
+    expect_refused(*c, {"psubscribe", "x*"}, "psubscribe");
+    expect_refused(*c, {"MONITOR"}, "MONITOR");
+    expect_refused(*c, std::span<const std::string_view>(), "an empty command");
     EXPECT_TRUE(c->connected());
 }
 
@@ -343,7 +358,7 @@ TEST_F(RedisConnectionTest, SubscriberReceivesMessagesOnItsChannelsInOrder) {
     start_and_wait(pub);
     ASSERT_TRUE(run_until([&] { return ups == 1; }));
     EXPECT_TRUE(sub->connected());
-    EXPECT_FALSE(sub->command({"PING"}, [](auto) { ADD_FAILURE() << "a subscriber ran a command"; }));
+    expect_refused(*sub, {"PING"}, "a subscriber ran a command");
 
     std::vector<message> expected;
     for (int i = 0; i < 100; ++i) {
@@ -459,7 +474,7 @@ TEST_F(RedisConnectionTest, OutageThenRecovery) {
         << "pending commands answered nullopt, in order, before on_down";
     EXPECT_FALSE(c->connected());
     EXPECT_FALSE(sub->connected());
-    EXPECT_FALSE(c->command({"GET", "x"}, [](auto) { ADD_FAILURE() << "called for a refused command"; }));
+    expect_refused(*c, {"GET", "x"}, "accepted while down");
     const auto attempts_when_down = c->connect_attempts();
 
     redis.start();
@@ -502,7 +517,7 @@ TEST_F(RedisConnectionTest, StopAnswersPendingCommandsWithNulloptThenNothingRuns
     }
     c->stop();  // idempotent
     EXPECT_FALSE(c->connected());
-    EXPECT_FALSE(c->command({"GET", "x"}, [](auto) { ADD_FAILURE() << "called for a refused command"; }));
+    expect_refused(*c, {"GET", "x"}, "accepted after stop()");
 
     // With no work guard the loop returns as soon as nothing is left to run: no timer, no wait.
     io_.restart();

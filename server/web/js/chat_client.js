@@ -192,7 +192,9 @@ export class ChatClient {
       this.settleOutbox(room);
     }, (e) => {
       item.state = e instanceof ServerError ? 'failed' : 'unconfirmed';
-      item.error = e instanceof ServerError ? e.message : 'not confirmed: the connection dropped';
+      item.error = !(e instanceof ServerError) ? 'not confirmed: the connection dropped'
+        : e.code === 'unavailable' ? 'not sent: the server could not store it just now; try again'
+        : e.message;
       this.onChange('outbox', name);
     });
   }

@@ -212,7 +212,10 @@ export class ChatView {
     try {
       await this.client.loadOlder(this.view.name);
     } catch (e) {
-      this.showComposerError(`could not load earlier messages: ${e.message}`);
+      // `unavailable`: the server's storage did not answer; scrolling up again asks again.
+      this.showComposerError(e.code === 'unavailable'
+        ? 'earlier messages cannot be loaded just now; scroll up to try again'
+        : `could not load earlier messages: ${e.message}`);
     }
   }
 

@@ -119,6 +119,7 @@ TEST(server_messages, every_error_code) {
     }
     EXPECT_EQ(wire_name(error_code::bad_json), "bad_json");
     EXPECT_EQ(wire_name(error_code::too_large), "too_large");
+    EXPECT_EQ(wire_name(error_code::unavailable), "unavailable");
     EXPECT_EQ(decode(encode_error(error_code::not_in_room, "no", "\"e\""))["re"], "e");
 }
 

@@ -80,7 +80,8 @@ public:
 class chat_world {
 public:
     explicit chat_world(config::settings s = test_settings(), std::uint32_t worker_count = 2,
-                        std::int64_t epoch = test_epoch, std::unique_ptr<message_bus> bus = nullptr)
+                        std::int64_t epoch = test_epoch, std::unique_ptr<message_bus> bus = nullptr,
+                        std::unique_ptr<history_store> store = nullptr)
         : settings_(std::move(s)) {
         std::vector<worker_context*> pointers;
         for (std::uint32_t i = 0; i < worker_count; ++i) {
@@ -88,8 +89,10 @@ public:
             contexts_.push_back(std::make_unique<worker_context>(i, *executors_.back()));
             pointers.push_back(contexts_.back().get());
         }
-        hub_ = std::make_unique<chat_hub>(settings_, make_memory_history_store(settings_.history_per_room, epoch),
-                                          pointers, std::move(bus));
+        if (!store) {
+            store = make_memory_history_store(settings_.history_per_room, epoch);
+        }
+        hub_ = std::make_unique<chat_hub>(settings_, std::move(store), pointers, std::move(bus));
     }
     ~chat_world() {
         clients_.clear();

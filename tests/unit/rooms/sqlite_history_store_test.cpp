@@ -84,7 +84,10 @@ protected:
                                              std::optional<std::int64_t> after, std::size_t limit) {
         std::promise<std::vector<shared_frame>> result;
         store.complete(log, log.query(before, after, limit),
-                       [&](std::vector<shared_frame> messages) { result.set_value(std::move(messages)); });
+                       [&](std::optional<std::vector<shared_frame>> messages) {
+                           EXPECT_TRUE(messages) << "the file could not be read";
+                           result.set_value(messages ? std::move(*messages) : std::vector<shared_frame>{});
+                       });
         auto future = result.get_future();
         if (future.wait_for(5s) != std::future_status::ready) {
             ADD_FAILURE() << "no answer within 5 s";

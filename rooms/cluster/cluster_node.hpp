@@ -1,14 +1,10 @@
 #pragma once
 
-#include "config/redis_url.hpp"
+#include "rooms/cluster/cluster_event.hpp"
+#include "rooms/cluster/redis_link.hpp"
 #include "rooms/cluster_link.hpp"
 #include "rooms/history_store.hpp"
 #include "rooms/message_bus.hpp"
-#include "server/cluster/cluster_event.hpp"
-#include "server/cluster/redis_connection.hpp"
-
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -32,25 +28,27 @@ class room;
 
 namespace parley::cluster {
 
+// How important a line the node reports is (the server logs it at that level).
+enum class report_level { debug, info, warn, error };
+
 struct cluster_options {
-    config::redis_endpoint redis;
     std::string node_id;
     std::chrono::milliseconds name_ttl{15000};
     std::size_t stream_length = 10000;    // messages per room stream
     std::size_t history_per_room = 1000;  // messages per room in memory (read at a resync)
     std::size_t presence_max_members = 1000;
+    // Where the node's log lines go (nothing when empty). Thread: the cluster's.
+    std::function<void(report_level, std::string_view)> report;
 };
 
 
-// This daemon as a node of a cluster that meets in Redis.
+// This daemon as a node of a cluster that meets in Redis: the cluster's logic, without sockets.
 //
-// Two Redis connections, both driven by one worker's event loop (the cluster's thread): one for
-// commands and scripts, one subscribed to the cluster's channel. Every node publishes its
-// events (joins, leaves, logins, typing, dms) on the one channel and reads everyone's there, so
-// every node holds the whole cluster's presence in memory and answers `joined`, `users` and
-// `rooms` without asking Redis. A say is numbered, stored in the room's stream and published by
-// one script; each node turns the published JSON into one frame and fans it out to its own
-// members. The sender's node sends the ack first.
+// Every node publishes its events (joins, leaves, logins, typing, dms) on the one channel and
+// reads everyone's there, so every node holds the whole cluster's presence in memory and
+// answers `joined`, `users` and `rooms` without asking Redis. A say is numbered, stored in the
+// room's stream and published by one script; each node turns the published JSON into one frame
+// and fans it out to its own members. The sender's node sends the ack first.
 //
 // Redis unreachable: the node is degraded. It serves its own users: says are numbered locally
 // in a detached epoch and kept; names are claimed locally and kept. When Redis returns the node
@@ -58,11 +56,15 @@ struct cluster_options {
 // others' state again (a snapshot bracketed by a marker on the channel, so no event is missed
 // or applied twice), catching each room up from its stream.
 //
-// Thread: the cluster_link methods may be called from any worker; everything else runs on the
-// cluster's thread.
+// Redis is reached only through a redis_link (server/cluster/redis_transport over hiredis; a
+// fake in the unit tests), which also tells the node when Redis comes and goes and hands it
+// the channel's messages.
+//
+// Thread: the cluster_link methods, health(), publish() and read_stream() may be called from
+// any worker; everything else runs on the cluster's thread (where the link runs its tasks).
 class cluster_node final : public rooms::cluster_link {
 public:
-    cluster_node(boost::asio::any_io_executor executor, cluster_options options);
+    cluster_node(redis_link& link, cluster_options options);
     ~cluster_node() override;
     cluster_node(const cluster_node&) = delete;
     cluster_node& operator=(const cluster_node&) = delete;
@@ -72,14 +74,23 @@ public:
     std::unique_ptr<rooms::message_bus> make_bus();
     std::unique_ptr<rooms::history_store> make_history_store();
 
-    // Before start(): the hub whose rooms and users this node serves.
+    // Before the link starts: the hub whose rooms and users this node serves.
     void attach(rooms::chat_hub& hub) { hub_ = &hub; }
-    // Thread: any. Connects (and reconnects, with backoff, after every loss).
-    void start();
+
+    // ---- from the link, on the cluster's thread ----
+    // Both connections answer (commands and the subscription to the channel): sync.
+    void on_redis_up();
+    // Either connection was lost: degraded until on_redis_up.
+    void on_redis_down();
+    // A message on the cluster's channel, in Redis's order.
+    void on_channel_message(std::string_view payload);
+    // Every name_ttl / 3: renew this node's lease and its names.
+    void heartbeat();
+
     // Thread: any. Leaves the cluster: this node's names and presence go at once instead of
     // after their lease; done runs (on the cluster's thread) when Redis confirmed it or could not.
     void depart(std::function<void()> done);
-    // Closes the connections. Thread: the cluster's, or any once its loop has ended.
+    // Thread: the cluster's. Nothing more goes to Redis; answers still to come are ignored.
     void stop();
 
     // Thread: any.
@@ -105,9 +116,10 @@ public:
     void publish(rooms::room_event event, std::string_view room, std::string_view user,
                  const protocol::shared_frame& frame);
     // Thread: any. Reads stored messages of a room's stream (history_store::read_stored);
-    // done runs on the cluster's thread with the messages, oldest first (empty when Redis is
-    // unreachable).
-    void read_stream(std::string room, rooms::stored_read what, std::function<void(std::vector<rooms::log_entry>)> done);
+    // done runs once, on the cluster's thread, with the messages oldest first, or with nullopt
+    // when Redis could not answer (unreachable, or lost before the answer).
+    void read_stream(std::string room, rooms::stored_read what,
+                     std::function<void(std::optional<std::vector<rooms::log_entry>>)> done);
     // Thread: any. The epoch a room log made now starts in: the cluster's once this node has
     // read it, this node's start time before.
     std::int64_t log_epoch() const { return log_epoch_.load(std::memory_order_acquire); }
@@ -143,24 +155,26 @@ private:
     };
 
     void run(std::function<void()> task);  // posts to the cluster's thread
+    void report(report_level level, std::string_view line) const;
 
-    // Connections and phases.
-    void on_connection_up();
-    void on_connection_down();
+    // Phases.
     void begin_sync();
+    void register_and_snapshot();
+    void apply_snapshot_rooms(const redis_reply& rooms_listed);
     // resend: the say went out before and its answer was lost; the script stores it only if it
     // did not arrive then.
     void send_say(const pending_say& say, bool resend = false);
     void on_say_answer(std::uint64_t nonce, std::optional<redis_reply> reply);
     void on_snapshot(std::optional<redis_reply> reply);
     void finish_sync_if_ready();
-    void schedule_heartbeat();
-    void heartbeat();
     void renew_names();
+    void on_renew_answer(const std::vector<std::string>& part, const std::optional<redis_reply>& reply);
+    void on_claim_answer(const std::string& user, const std::optional<redis_reply>& reply,
+                         const std::function<void(claim_outcome)>& answer);
 
     // Events from the channel.
-    void on_channel_message(std::string_view payload);
     void handle_event(const cluster_event& e);
+    void handle_room_event(const cluster_event& e, const std::string& origin);
     void apply_message(std::string_view room, std::int64_t seq, std::int64_t ts, std::string_view json,
                        std::string_view origin, std::string_view ack, bool from_stream);
     void catch_up(const std::string& room, std::int64_t from_seq, std::int64_t to_seq);
@@ -177,19 +191,15 @@ private:
     void rebuild_remote_users();
     void kick_local(const std::string& user);
 
-    bool command(std::initializer_list<std::string_view> argv, redis_callback cb = {});
-    bool command(const std::vector<std::string>& argv, redis_callback cb = {});
-    bool eval(std::string_view script, const std::vector<std::string>& keys, const std::vector<std::string>& args,
+    void command(std::initializer_list<std::string_view> argv, redis_callback cb = {});
+    void eval(std::string_view script, const std::vector<std::string>& keys, const std::vector<std::string>& args,
               redis_callback cb = {});
 
-    boost::asio::any_io_executor executor_;
+    redis_link& link_;
     cluster_options options_;
     rooms::chat_hub* hub_ = nullptr;
     const std::int64_t start_epoch_;
     const std::string incarnation_;  // this run of the node: says are numbered within it
-    std::shared_ptr<redis_connection> commands_;
-    std::shared_ptr<redis_connection> subscriber_;
-    std::unique_ptr<boost::asio::steady_timer> heartbeat_timer_;
     bool stopped_ = false;
 
     phase phase_ = phase::down;

@@ -1,11 +1,12 @@
 #pragma once
 
+#include <array>
 #include <string_view>
 
 // The Lua scripts the cluster runs in Redis. Each runs atomically: what it checks, writes and
 // publishes happens with nothing of another node's in between, so a name is given once and a
 // room's seqs reach the channel in the order they were assigned. Loaded (SCRIPT LOAD) on every
-// connect and called by their SHA.
+// connect by the transport (see `all` below) and called by their SHA.
 // Keys are named as in cluster_keys.hpp; scripts that walk the node list build key names
 // themselves, so the cluster needs one Redis server (not Redis Cluster's sharding).
 namespace parley::cluster::scripts {
@@ -140,5 +141,10 @@ redis.call('SREM', 'parley:nodes', ARGV[1])
 redis.call('PUBLISH', ARGV[2], ARGV[3])
 return 1
 )lua";
+
+// Every script above: the transport loads them all (SCRIPT LOAD) on every connect, before the
+// node hears that Redis is up, so calls by SHA never meet a Redis that lacks one.
+inline constexpr std::array<std::string_view, 9> all = {claim_name, release_name, renew_names, heartbeat, say,
+                                                        membership, register_node, snapshot, depart};
 
 }  // namespace parley::cluster::scripts

@@ -1,4 +1,4 @@
-#include "server/cluster/redis_reply.hpp"
+#include "rooms/cluster/redis_reply.hpp"
 
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-#include "server/cluster/cluster_event.hpp"
+#include "rooms/cluster/cluster_event.hpp"
 
 #include <charconv>
 

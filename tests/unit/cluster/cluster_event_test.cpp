@@ -1,5 +1,5 @@
 // The text of the events nodes exchange on the cluster's channel.
-#include "server/cluster/cluster_event.hpp"
+#include "rooms/cluster/cluster_event.hpp"
 
 #include <gtest/gtest.h>
 

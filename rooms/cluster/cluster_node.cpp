@@ -1,0 +1,345 @@
+#include "rooms/cluster/cluster_node.hpp"
+
+#include "rooms/chat_hub.hpp"
+#include "rooms/cluster/cluster_keys.hpp"
+#include "rooms/cluster/cluster_scripts.hpp"
+#include "rooms/cluster/stream_entries.hpp"
+#include "rooms/room.hpp"
+#include "rooms/stream_history_store.hpp"
+#include "rooms/unix_clock.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace parley::cluster {
+
+using protocol::shared_frame;
+using rooms::room_event;
+
+namespace {
+
+bool is_ok(const std::optional<redis_reply>& reply) { return reply && !reply->is_error(); }
+
+// Forwards the rooms' events to the node (the hub owns the bus; the server owns the node).
+class cluster_bus final : public rooms::message_bus {
+public:
+    explicit cluster_bus(cluster_node& node) : node_(node) {}
+    void publish(room_event event, std::string_view room, std::string_view user, const shared_frame& frame) override {
+        node_.publish(event, room, user, frame);
+    }
+
+private:
+    cluster_node& node_;
+};
+
+}  // namespace
+
+cluster_node::cluster_node(redis_link& link, cluster_options options)
+    : link_(link),
+      options_(std::move(options)),
+      start_epoch_(rooms::unix_millis()),
+      incarnation_(std::to_string(start_epoch_)),
+      detached_epoch_(start_epoch_),
+      log_epoch_(start_epoch_) {}
+
+cluster_node::~cluster_node() { stop(); }
+
+std::unique_ptr<rooms::message_bus> cluster_node::make_bus() { return std::make_unique<cluster_bus>(*this); }
+
+std::unique_ptr<rooms::history_store> cluster_node::make_history_store() {
+    return rooms::make_stream_history_store(
+        options_.history_per_room, [this] { return log_epoch(); },
+        [this](std::string room, rooms::stored_read what,
+               std::function<void(std::optional<std::vector<rooms::log_entry>>)> done) {
+            read_stream(std::move(room), what, std::move(done));
+        });
+}
+
+void cluster_node::run(std::function<void()> task) { link_.post(std::move(task)); }
+
+void cluster_node::report(report_level level, std::string_view line) const {
+    if (options_.report) {
+        options_.report(level, line);
+    }
+}
+
+// ---- phases ----
+
+void cluster_node::stop() {
+    stopped_ = true;
+    phase_ = phase::down;
+    sequencing_.store(false, std::memory_order_release);
+    degraded_.store(true, std::memory_order_relaxed);
+}
+
+void cluster_node::depart(std::function<void()> done) {
+    run([this, done = std::move(done)]() mutable {
+        if (stopped_ || phase_ != phase::up) {
+            done();
+            return;
+        }
+        std::vector<std::string> leases;
+        for (const auto& name : owned_names_) {
+            leases.push_back(keys::name_lease(name));
+        }
+        phase_ = phase::down;  // nothing more goes out; the answer below ends it
+        sequencing_.store(false, std::memory_order_release);
+        std::string gone = format_event(event_type::node_gone, options_.node_id, {}, {}, {});
+        // Answered or failed, the callback runs once: the shutdown never waits for a lost Redis.
+        eval(scripts::depart, leases, {options_.node_id, std::string(keys::channel), gone},
+             [done](std::optional<redis_reply>) mutable { done(); });
+    });
+}
+
+void cluster_node::on_redis_up() {
+    if (stopped_ || phase_ != phase::down) {
+        return;
+    }
+    begin_sync();
+}
+
+void cluster_node::on_redis_down() {
+    if (stopped_ || phase_ == phase::down) {
+        return;
+    }
+    phase_ = phase::down;
+    sequencing_.store(false, std::memory_order_release);
+    degraded_.store(true, std::memory_order_relaxed);
+    // A new epoch for this outage: what rooms number now is this node's alone.
+    std::int64_t next = std::max(rooms::unix_millis(), detached_epoch_.load() + 1);
+    detached_epoch_.store(next, std::memory_order_release);
+    catching_up_.clear();
+    buffered_.clear();
+    snapshot_.reset();
+    report(report_level::warn,
+           "lost redis; node " + options_.node_id + " serves its own users alone until it returns");
+}
+
+void cluster_node::begin_sync() {
+    phase_ = phase::syncing;
+    // Both connections are up: says go to the cluster again (their messages come back after the
+    // sync below, in order), so no room detaches for the moment the sync takes.
+    sequencing_.store(true, std::memory_order_release);
+    ++sync_count_;
+    sync_nonce_ = incarnation_ + "-" + std::to_string(sync_count_);
+    marker_seen_ = false;
+    snapshot_.reset();
+    buffered_.clear();
+    // Says whose answer a lost connection took: sent again under their own numbers, which the
+    // say script remembers, so each is stored once whether or not it had arrived.
+    std::vector<pending_say> again = std::move(unanswered_);
+    unanswered_.clear();
+    std::sort(again.begin(), again.end(), [](const auto& a, const auto& b) { return a.nonce < b.nonce; });
+    for (auto& say : again) {
+        send_say(say, true);
+    }
+    for (auto& say : kept_) {
+        say.nonce = ++next_nonce_;
+        send_say(say);
+    }
+    kept_.clear();
+    renew_names();
+    register_and_snapshot();
+}
+
+// What this node has now (its users and memberships may have changed while cut off), then
+// the snapshot of everyone else's, bracketed by a marker on the channel.
+void cluster_node::register_and_snapshot() {
+    std::vector<std::string> args{options_.node_id, std::to_string(options_.name_ttl.count()),
+                                  std::string(keys::channel),
+                                  format_event(event_type::node_state, options_.node_id, {}, {}, {}),
+                                  std::to_string(owned_names_.size())};
+    for (const auto& name : owned_names_) {
+        args.push_back(name);
+    }
+    if (hub_ != nullptr) {
+        for (const auto& r : hub_->rooms().all()) {
+            for (const auto& user : r->local_members()) {
+                args.push_back(membership_field(r->name(), user));
+            }
+        }
+    }
+    eval(scripts::register_node, {}, args);
+    std::string marker = format_event(event_type::marker, options_.node_id, sync_nonce_, {}, {});
+    eval(scripts::snapshot, {}, {options_.node_id, std::to_string(rooms::unix_millis()), std::string(keys::channel), marker},
+         [this, count = sync_count_](std::optional<redis_reply> reply) {
+             if (count == sync_count_) {
+                 on_snapshot(std::move(reply));
+             }
+         });
+}
+
+void cluster_node::on_snapshot(std::optional<redis_reply> reply) {
+    if (phase_ != phase::syncing) {
+        return;
+    }
+    if (!is_ok(reply) || reply->type != redis_reply::kind::array || reply->elements.size() != 3) {
+        if (reply) {
+            report(report_level::error, "reading the cluster's state failed: " + reply->text);
+        }
+        return;  // a lost connection starts over when it returns
+    }
+    snapshot_ = std::move(reply);
+    finish_sync_if_ready();
+}
+
+void cluster_node::finish_sync_if_ready() {
+    if (!marker_seen_ || !snapshot_ || hub_ == nullptr) {
+        return;
+    }
+    const auto& parts = snapshot_->elements;
+    std::int64_t epoch = 0;
+    parse_number(std::string_view(parts[0].text), epoch);
+    epoch_ = epoch;
+    log_epoch_.store(epoch, std::memory_order_release);
+
+    std::map<std::string, node_state, std::less<>> fresh;
+    const auto& listed = parts[1].elements;
+    for (std::size_t i = 0; i + 2 < listed.size(); i += 3) {
+        node_state state;
+        for (const auto& u : listed[i + 1].elements) {
+            state.users.insert(u.text);
+        }
+        for (const auto& f : listed[i + 2].elements) {
+            auto cut = f.text.find('\n');
+            if (cut != std::string::npos) {
+                state.rooms[f.text.substr(0, cut)].insert(f.text.substr(cut + 1));
+            }
+        }
+        fresh.emplace(listed[i].text, std::move(state));
+    }
+    std::set<std::string, std::less<>> touched;
+    for (const auto& [node, state] : nodes_) {
+        for (const auto& [room, users] : state.rooms) {
+            touched.insert(room);
+        }
+    }
+    for (const auto& [node, state] : fresh) {
+        for (const auto& [room, users] : state.rooms) {
+            touched.insert(room);
+        }
+    }
+    nodes_ = std::move(fresh);
+    rebuild_remote_users();
+    for (const auto& room : touched) {
+        refresh_room_members(room);
+    }
+
+    apply_snapshot_rooms(parts[2]);
+
+    phase_ = phase::up;
+    sequencing_.store(true, std::memory_order_release);
+    degraded_.store(false, std::memory_order_relaxed);
+    ++resyncs_;
+    report(report_level::info, "node " + options_.node_id + " in sync with " + std::to_string(nodes_.size()) +
+                                   " other node(s)");
+    std::vector<std::string> later = std::move(buffered_);
+    buffered_.clear();
+    snapshot_.reset();
+    for (const auto& payload : later) {
+        if (auto e = parse_event(payload)) {
+            handle_event(*e);
+        }
+    }
+}
+
+// Each room's history, caught up with the cluster's: in step, a few behind (fetched from the
+// stream), or started over from the stream's newest messages.
+void cluster_node::apply_snapshot_rooms(const redis_reply& rooms_listed) {
+    std::map<std::string, std::int64_t, std::less<>> seqs;
+    const auto& listed = rooms_listed.elements;
+    for (std::size_t i = 0; i + 1 < listed.size(); i += 2) {
+        std::int64_t seq = 0;
+        parse_number(std::string_view(listed[i + 1].text), seq);
+        seqs[listed[i].text] = seq;
+    }
+    for (const auto& r : hub_->rooms().all()) {
+        seqs.try_emplace(r->name(), 0);
+    }
+    for (const auto& [name, seq] : seqs) {
+        auto r = hub_->rooms().find_or_create(name);
+        auto [room_epoch, last] = r->log_position();
+        if (room_epoch == epoch_ && last == seq) {
+            // In step already.
+        } else if (room_epoch == epoch_ && last < seq &&
+                   static_cast<std::size_t>(seq - last) <= options_.history_per_room) {
+            catch_up(name, last + 1, seq);
+        } else {
+            rebase_room(name, seq);
+        }
+        r->close_if_unused();
+    }
+
+}
+
+void cluster_node::heartbeat() {
+    if (phase_ != phase::up) {
+        return;
+    }
+    eval(scripts::heartbeat, {}, {options_.node_id, std::to_string(options_.name_ttl.count()), std::string(keys::channel)});
+    renew_names();
+}
+
+void cluster_node::renew_names() {
+    // In slices, so one script never holds Redis for long.
+    constexpr std::size_t slice = 500;
+    std::vector<std::string> names(owned_names_.begin(), owned_names_.end());
+    for (std::size_t begin = 0; begin < names.size(); begin += slice) {
+        std::vector<std::string> part(names.begin() + static_cast<std::ptrdiff_t>(begin),
+                                      names.begin() + static_cast<std::ptrdiff_t>(std::min(names.size(), begin + slice)));
+        std::vector<std::string> leases;
+        for (const auto& n : part) {
+            leases.push_back(keys::name_lease(n));
+        }
+        eval(scripts::renew_names, leases, {options_.node_id, std::to_string(options_.name_ttl.count())},
+             [this, part](std::optional<redis_reply> reply) { on_renew_answer(part, reply); });
+    }
+}
+
+void cluster_node::on_renew_answer(const std::vector<std::string>& part, const std::optional<redis_reply>& reply) {
+    if (!is_ok(reply)) {
+        return;
+    }
+    for (const auto& index : reply->elements) {
+        auto i = static_cast<std::size_t>(index.integer);
+        if (i < 1 || i > part.size()) {
+            continue;
+        }
+        // Another node took the name while this one could not renew it: its holder there keeps
+        // it, and ours is told and closed (two people never hold one name).
+        const std::string& user = part[i - 1];
+        owned_names_.erase(user);
+        ++names_lost_;
+        report(report_level::warn, "name '" + user + "' is held on another node now; closing its sessions here");
+        kick_local(user);
+    }
+}
+
+rooms::cluster_health cluster_node::health() const {
+    rooms::cluster_health s;
+    s.degraded = degraded();
+    s.events_received = events_received_.load(std::memory_order_relaxed);
+    s.messages_sequenced = messages_sequenced_.load(std::memory_order_relaxed);
+    s.resyncs = resyncs_.load(std::memory_order_relaxed);
+    s.names_lost = names_lost_.load(std::memory_order_relaxed);
+    s.remote_nodes = remote_nodes_.load(std::memory_order_relaxed);
+    std::shared_lock lock(remote_users_mutex_);
+    s.remote_users = remote_users_.size();
+    return s;
+}
+
+// ---- Redis calls ----
+
+void cluster_node::command(std::initializer_list<std::string_view> argv, redis_callback cb) {
+    link_.command(std::span<const std::string_view>(argv.begin(), argv.size()),
+                  cb ? std::move(cb) : [](std::optional<redis_reply>) {});
+}
+
+void cluster_node::eval(std::string_view script, const std::vector<std::string>& keys_list,
+                        const std::vector<std::string>& args, redis_callback cb) {
+    std::vector<std::string_view> key_views(keys_list.begin(), keys_list.end());
+    std::vector<std::string_view> arg_views(args.begin(), args.end());
+    link_.script(script, key_views, arg_views, cb ? std::move(cb) : [](std::optional<redis_reply>) {});
+}
+
+}  // namespace parley::cluster

@@ -1,0 +1,400 @@
+// The channel half of the node: every node's events as they arrive, in Redis's order, applied
+// to this node's rooms and to its copy of the cluster's presence; rooms caught up from their
+// streams when messages went missing.
+
+#include "rooms/cluster/cluster_node.hpp"
+
+#include "protocol/close_code.hpp"
+#include "protocol/frame_encoder.hpp"
+#include "protocol/server_messages.hpp"
+#include "rooms/chat_hub.hpp"
+#include "rooms/chat_session.hpp"
+#include "rooms/cluster/cluster_keys.hpp"
+#include "rooms/cluster/stream_entries.hpp"
+#include "rooms/room.hpp"
+#include "rooms/worker_context.hpp"
+
+#include <algorithm>
+#include <mutex>
+
+namespace parley::cluster {
+
+using protocol::shared_frame;
+using rooms::room_event;
+
+namespace {
+
+bool is_ok(const std::optional<redis_reply>& reply) { return reply && !reply->is_error(); }
+
+room_event room_event_of(event_type type) {
+    switch (type) {
+    case event_type::join: return room_event::join;
+    case event_type::leave: return room_event::leave;
+    case event_type::leave_disconnected: return room_event::leave_disconnected;
+    case event_type::typing: return room_event::typing;
+    default: return room_event::system;
+    }
+}
+
+}  // namespace
+
+// ---- events from the channel ----
+
+void cluster_node::on_channel_message(std::string_view payload) {
+    events_received_.fetch_add(1, std::memory_order_relaxed);
+    auto e = parse_event(payload);
+    if (!e) {
+        report(report_level::debug, "ignored a message on the channel that is not an event");
+        return;
+    }
+    if (phase_ == phase::syncing) {
+        if (e->type == event_type::marker && e->origin == options_.node_id && e->room == sync_nonce_) {
+            marker_seen_ = true;
+            finish_sync_if_ready();
+        } else if (marker_seen_) {
+            buffered_.emplace_back(payload);  // newer than the snapshot being read
+        }
+        return;  // older than the snapshot: it holds them
+    }
+    if (phase_ == phase::up) {
+        handle_event(*e);
+    }
+}
+
+void cluster_node::handle_event(const cluster_event& e) {
+    if (e.type == event_type::message) {
+        apply_message(e.room, e.seq, e.ts, e.body, e.origin, e.ack, false);
+        return;
+    }
+    const std::string origin(e.origin);
+    if (origin == options_.node_id) {
+        if (e.type == event_type::node_gone && phase_ == phase::up) {
+            // Others took this node for dead (its lease ran out): say again what it holds.
+            report(report_level::warn, "the cluster dropped node " + options_.node_id + "; registering again");
+            begin_sync();
+        }
+        return;  // this node's own events were applied when they happened
+    }
+    switch (e.type) {
+    case event_type::join:
+    case event_type::leave:
+    case event_type::leave_disconnected:
+    case event_type::typing:
+    case event_type::system:
+        handle_room_event(e, origin);
+        break;
+    case event_type::login: {
+        nodes_[origin].users.insert(std::string(e.user));
+        std::unique_lock lock(remote_users_mutex_);
+        remote_users_[std::string(e.user)] = origin;
+        break;
+    }
+    case event_type::logout: {
+        if (auto node = nodes_.find(origin); node != nodes_.end()) {
+            node->second.users.erase(std::string(e.user));
+        }
+        std::unique_lock lock(remote_users_mutex_);
+        if (auto it = remote_users_.find(std::string(e.user)); it != remote_users_.end() && it->second == origin) {
+            remote_users_.erase(it);
+        }
+        break;
+    }
+    case event_type::dm:
+        if (e.room == options_.node_id) {
+            deliver_dm(e.user, e.body);
+        }
+        break;
+    case event_type::node_gone:
+        drop_node(origin);
+        break;
+    case event_type::node_state:
+        read_node_state(origin);
+        break;
+    case event_type::marker:
+    case event_type::message:
+        break;
+    }
+}
+
+void cluster_node::handle_room_event(const cluster_event& e, const std::string& origin) {
+    const room_event kind = room_event_of(e.type);
+    if (kind == room_event::join) {
+        nodes_[origin].rooms[std::string(e.room)].insert(std::string(e.user));
+    } else if (kind == room_event::leave || kind == room_event::leave_disconnected) {
+        auto node = nodes_.find(origin);
+        if (node != nodes_.end()) {
+            auto r = node->second.rooms.find(e.room);
+            if (r != node->second.rooms.end()) {
+                r->second.erase(std::string(e.user));
+                if (r->second.empty()) {
+                    node->second.rooms.erase(r);
+                }
+            }
+        }
+    }
+    shared_frame frame = protocol::frame_of_json(e.body);
+    for (;;) {
+        auto target = kind == room_event::join ? hub_->rooms().find_or_create(e.room) : hub_->rooms().find(e.room);
+        if (!target || target->apply_remote(kind, origin, e.user, frame, options_.presence_max_members)) {
+            break;
+        }
+    }
+}
+
+void cluster_node::apply_message(std::string_view room, std::int64_t seq, std::int64_t ts, std::string_view json,
+                                 std::string_view origin, std::string_view ack, bool from_stream) {
+    const std::string name(room);
+    if (!from_stream) {
+        if (auto waiting = catching_up_.find(name); waiting != catching_up_.end()) {
+            waiting->second.push_back({seq, ts, std::string(json), std::string(origin), std::string(ack)});
+            return;
+        }
+    }
+    // One decode per node: the JSON becomes one frame for every member here.
+    shared_frame frame = protocol::frame_of_json(json);
+    // The sender's ack, when the sender is here: one pointer, so the std::function holds it
+    // without an allocation.
+    struct ack_to_send {
+        cluster_node* node;
+        std::string_view ticket;
+        std::string_view room;
+        std::int64_t seq;
+    } pending{this, ack, room, seq};
+    std::function<void()> ack_first;
+    if (origin == options_.node_id && !ack.empty()) {
+        ack_first = [&pending] { pending.node->deliver_ack(pending.ticket, pending.room, pending.seq); };
+    }
+    for (;;) {
+        auto target = hub_->rooms().find_or_create(name);
+        auto outcome = target->apply_message(seq, ts, frame, from_stream, ack_first);
+        if (outcome == rooms::room::apply_outcome::gone) {
+            continue;  // closed meanwhile: the directory has a new one
+        }
+        if (outcome == rooms::room::apply_outcome::gap) {
+            // Messages before it never came (the node was catching up or lost some): fetch them
+            // from the stream, then this one.
+            catching_up_[name].push_back({seq, ts, std::string(json), std::string(origin), std::string(ack)});
+            catch_up(name, target->last_seq() + 1, seq - 1);
+        }
+        return;
+    }
+}
+
+void cluster_node::catch_up(const std::string& room, std::int64_t from_seq, std::int64_t to_seq) {
+    catching_up_[room];  // messages arriving meanwhile wait
+    std::string count = std::to_string(to_seq - from_seq + 1);
+    command({"XRANGE", keys::room_stream(room), keys::stream_id(from_seq), keys::stream_id(to_seq), "COUNT", count},
+            [this, room, generation = sync_count_](std::optional<redis_reply> reply) {
+                if (stopped_ || generation != sync_count_ || phase_ == phase::down) {
+                    return;  // the outage cleared the queues; the next sync catches the room up
+                }
+                if (!reply) {
+                    // Lost with the connection: on_redis_down follows and the sync after it
+                    // catches the room up. Until then the room must not wait for this answer.
+                    catching_up_.erase(room);
+                    return;
+                }
+                if (is_ok(reply)) {
+                    for (const auto& e : parse_stream(*reply)) {
+                        apply_message(room, e.seq, e.ts, e.json, e.origin, e.ack, true);
+                    }
+                }
+                drain_queue(room);
+            });
+}
+
+void cluster_node::rebase_room(const std::string& room, std::int64_t last_seq) {
+    catching_up_[room];
+    std::string count = std::to_string(options_.history_per_room);
+    command({"XREVRANGE", keys::room_stream(room), "+", "-", "COUNT", count},
+            [this, room, last_seq, generation = sync_count_](std::optional<redis_reply> reply) {
+                if (stopped_ || generation != sync_count_ || phase_ == phase::down) {
+                    return;
+                }
+                if (!reply) {
+                    catching_up_.erase(room);  // as in catch_up: the next sync starts it over
+                    return;
+                }
+                std::vector<rooms::log_entry> newest;
+                if (is_ok(reply)) {
+                    for (auto& e : parse_stream(*reply)) {
+                        if (e.seq <= last_seq) {
+                            newest.push_back({e.seq, e.ts, protocol::frame_of_json(e.json)});
+                        }
+                    }
+                }
+                std::reverse(newest.begin(), newest.end());
+                for (;;) {
+                    auto target = hub_->rooms().find_or_create(room);
+                    if (target->rebase(epoch_, last_seq, std::move(newest))) {
+                        target->close_if_unused();
+                        break;
+                    }
+                }
+                drain_queue(room);
+            });
+}
+
+void cluster_node::drain_queue(const std::string& room) {
+    auto it = catching_up_.find(room);
+    if (it == catching_up_.end()) {
+        return;
+    }
+    std::deque<queued_message> waiting = std::move(it->second);
+    catching_up_.erase(it);
+    while (!waiting.empty()) {
+        queued_message m = std::move(waiting.front());
+        waiting.pop_front();
+        apply_message(room, m.seq, m.ts, m.json, m.origin, m.ack, false);
+        if (auto again = catching_up_.find(room); again != catching_up_.end()) {
+            // Another gap: the rest wait behind it, in order.
+            for (auto& rest : waiting) {
+                again->second.push_back(std::move(rest));
+            }
+            return;
+        }
+    }
+}
+
+void cluster_node::deliver_ack(std::string_view ticket, std::string_view room, std::int64_t seq) {
+    auto t = parse_ack_ticket(ticket);
+    if (!t || t->sender.worker >= hub_->worker_count()) {
+        return;
+    }
+    rooms::worker_context& owner = hub_->worker(t->sender.worker);
+    shared_frame ack = protocol::encode_ack(t->re, room, seq);
+    std::uint32_t session = t->sender.session;
+    auto send = [&owner, session, ack] {
+        if (rooms::chat_session* s = owner.find_session(session)) {
+            s->output().send(ack);
+        }
+    };
+    if (rooms::worker_context::current() == &owner) {
+        send();  // the fan-out below may serve this worker at once too
+    } else {
+        owner.executor().post(std::move(send));
+    }
+}
+
+void cluster_node::deliver_dm(std::string_view user, std::string_view json) {
+    std::vector<registry::session_handle> targets;
+    if (hub_->users().lookup_all(user, targets) == 0) {
+        return;
+    }
+    shared_frame frame = protocol::frame_of_json(json);
+    for (registry::session_handle target : targets) {
+        rooms::worker_context& owner = hub_->worker(target.worker);
+        owner.executor().post([&owner, session = target.session, frame] {
+            if (rooms::chat_session* s = owner.find_session(session)) {
+                s->output().send(frame);
+            }
+        });
+    }
+}
+
+void cluster_node::kick_local(const std::string& user) {
+    std::vector<registry::session_handle> targets;
+    hub_->users().lookup_all(user, targets);
+    shared_frame notice = protocol::encode_system("the name '" + user + "' is in use on another node of the cluster");
+    for (registry::session_handle target : targets) {
+        rooms::worker_context& owner = hub_->worker(target.worker);
+        owner.executor().post([&owner, session = target.session, notice] {
+            if (rooms::chat_session* s = owner.find_session(session)) {
+                s->output().send(notice);
+                s->output().close(protocol::close_code::policy_violation, "name taken in the cluster");
+            }
+        });
+    }
+}
+
+// ---- the presence replica ----
+
+void cluster_node::rebuild_remote_users() {
+    std::unique_lock lock(remote_users_mutex_);
+    remote_users_.clear();
+    for (const auto& [node, state] : nodes_) {
+        for (const auto& user : state.users) {
+            remote_users_[user] = node;
+        }
+    }
+    remote_nodes_.store(nodes_.size(), std::memory_order_relaxed);
+}
+
+void cluster_node::refresh_room_members(std::string_view room) {
+    std::map<std::string, std::string, std::less<>> members;
+    for (const auto& [node, state] : nodes_) {
+        if (auto r = state.rooms.find(room); r != state.rooms.end()) {
+            for (const auto& user : r->second) {
+                members.emplace(user, node);
+            }
+        }
+    }
+    for (;;) {
+        auto target = members.empty() ? hub_->rooms().find(room) : hub_->rooms().find_or_create(room);
+        if (!target || target->set_remote_members(members)) {
+            return;
+        }
+    }
+}
+
+void cluster_node::set_node_state(const std::string& node, node_state state) {
+    std::set<std::string, std::less<>> touched;
+    if (auto old = nodes_.find(node); old != nodes_.end()) {
+        for (const auto& [room, users] : old->second.rooms) {
+            touched.insert(room);
+        }
+    }
+    for (const auto& [room, users] : state.rooms) {
+        touched.insert(room);
+    }
+    nodes_[node] = std::move(state);
+    rebuild_remote_users();
+    for (const auto& room : touched) {
+        refresh_room_members(room);
+    }
+}
+
+void cluster_node::drop_node(const std::string& node) {
+    auto it = nodes_.find(node);
+    if (it == nodes_.end()) {
+        return;
+    }
+    std::vector<std::string> rooms_of_node;
+    for (const auto& [room, users] : it->second.rooms) {
+        rooms_of_node.push_back(room);
+    }
+    nodes_.erase(it);
+    rebuild_remote_users();
+    report(report_level::info, "node " + node + " left the cluster");
+    for (const auto& room : rooms_of_node) {
+        if (auto target = hub_->rooms().find(room)) {
+            target->drop_node(node);
+        }
+    }
+}
+
+void cluster_node::read_node_state(const std::string& node) {
+    auto state = std::make_shared<node_state>();
+    command({"HKEYS", keys::node_users(node)}, [state](std::optional<redis_reply> reply) {
+        if (is_ok(reply)) {
+            for (const auto& u : reply->elements) {
+                state->users.insert(u.text);
+            }
+        }
+    });
+    command({"HKEYS", keys::node_rooms(node)},
+            [this, node, state, generation = sync_count_](std::optional<redis_reply> reply) {
+                if (!is_ok(reply) || generation != sync_count_ || phase_ != phase::up) {
+                    return;
+                }
+                for (const auto& f : reply->elements) {
+                    auto cut = f.text.find('\n');
+                    if (cut != std::string::npos) {
+                        state->rooms[f.text.substr(0, cut)].insert(f.text.substr(cut + 1));
+                    }
+                }
+                set_node_state(node, std::move(*state));
+            });
+}
+
+}  // namespace parley::cluster

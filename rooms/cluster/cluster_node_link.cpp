@@ -1,0 +1,266 @@
+// The cluster_link half of the node: what sessions ask of the cluster (names, says, dms,
+// remote users) and what rooms tell it (publish), called on any worker and carried out on the
+// cluster's thread; and the reads of a room's stream for the history store.
+
+#include "rooms/cluster/cluster_node.hpp"
+
+#include "protocol/error_code.hpp"
+#include "protocol/frame_encoder.hpp"
+#include "protocol/server_messages.hpp"
+#include "rooms/chat_hub.hpp"
+#include "rooms/chat_session.hpp"
+#include "rooms/cluster/cluster_keys.hpp"
+#include "rooms/cluster/cluster_scripts.hpp"
+#include "rooms/cluster/stream_entries.hpp"
+#include "rooms/worker_context.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <mutex>
+#include <span>
+
+namespace parley::cluster {
+
+using protocol::shared_frame;
+using rooms::room_event;
+
+// ---- the cluster_link, from any worker ----
+
+void cluster_node::claim_name(std::string_view user, registry::session_handle who,
+                              std::function<void(claim_outcome)> done) {
+    run([this, user = std::string(user), who, done = std::move(done)]() mutable {
+        std::function<void(claim_outcome)> answer = [this, who, done](claim_outcome outcome) {
+            hub_->worker(who.worker).executor().post([done, outcome] { done(outcome); });
+        };
+        if (phase_ == phase::down) {
+            // Cut off: this node's registry vouches for the name; the cluster hears of it on return.
+            owned_names_.insert(user);
+            answer(claim_outcome::claimed);
+            return;
+        }
+        std::string login = format_event(event_type::login, options_.node_id, {}, user, {});
+        eval(scripts::claim_name, {keys::name_lease(user), keys::node_users(options_.node_id)},
+             {options_.node_id, std::to_string(options_.name_ttl.count()), user, std::string(keys::channel), login},
+             [this, user, answer](std::optional<redis_reply> reply) { on_claim_answer(user, reply, answer); });
+    });
+}
+
+void cluster_node::on_claim_answer(const std::string& user, const std::optional<redis_reply>& reply,
+                                   const std::function<void(claim_outcome)>& answer) {
+    if (reply && reply->is_error()) {
+        report(report_level::error, "claiming a name failed: " + reply->text);
+        answer(claim_outcome::taken);
+        return;
+    }
+    if (reply && reply->integer != 1) {
+        answer(claim_outcome::taken);
+        return;
+    }
+    // Claimed, or the command failed on this side (then the name is claimed again with the
+    // others when Redis returns, and a name someone else took meanwhile closes the session).
+    if (hub_->users().lookup(user)) {
+        owned_names_.insert(user);
+    } else if (phase_ != phase::down) {
+        // The session left while the claim was on its way.
+        release_name(user);
+    }
+    answer(claim_outcome::claimed);
+}
+
+
+void cluster_node::release_name(std::string_view user) {
+    run([this, user = std::string(user)] {
+        owned_names_.erase(user);
+        if (phase_ == phase::down) {
+            return;  // the lease runs out by itself; the next sync rewrites this node's users
+        }
+        std::string logout = format_event(event_type::logout, options_.node_id, {}, user, {});
+        eval(scripts::release_name, {keys::name_lease(user), keys::node_users(options_.node_id)},
+             {options_.node_id, user, std::string(keys::channel), logout});
+    });
+}
+
+void cluster_node::submit_say(std::string_view room, std::string_view from, std::string_view text, std::int64_t ts,
+                              registry::session_handle sender, std::string_view ack_id) {
+    // Encoded here, on the sender's worker: the cluster's thread only sends it.
+    auto json = protocol::encode_message_around_seq(room, from, text, ts);
+    pending_say say{0,  std::string(room), std::string(from), std::move(json.before), std::move(json.after), ts,
+                    ack_id.empty() ? std::string() : format_ack_ticket(sender, ack_id), sender, std::string(text),
+                    std::string(ack_id)};
+    run([this, say = std::move(say)]() mutable {
+        if (phase_ == phase::down) {
+            // Redis went away after the session looked: the sender's session serves it alone.
+            hub_->worker(say.sender.worker).executor().post([this, say = std::move(say)] {
+                auto& owner = hub_->worker(say.sender.worker);
+                if (rooms::chat_session* s = owner.find_session(say.sender.session)) {
+                    s->say_here(say.room, say.text, say.ts, say.ack_id);
+                }
+            });
+            return;
+        }
+        say.nonce = ++next_nonce_;
+        send_say(say);
+    });
+}
+
+void cluster_node::keep_for_cluster(std::string_view room, std::string_view from, std::string_view text,
+                                    std::int64_t ts) {
+    auto json = protocol::encode_message_around_seq(room, from, text, ts);
+    pending_say say{0, std::string(room), std::string(from), std::move(json.before), std::move(json.after), ts, {}, {},
+                    {}, {}};
+    run([this, say = std::move(say)]() mutable {
+        if (phase_ != phase::down) {
+            say.nonce = ++next_nonce_;
+            send_say(say);
+        } else {
+            kept_.push_back(std::move(say));
+        }
+    });
+}
+
+
+void cluster_node::send_say(const pending_say& say, bool resend) {
+    in_flight_.push_back(say);
+    // The hot path: the arguments as views of strings that live until command() has copied them.
+    const std::string seq_key = keys::room_seq(say.room);
+    const std::string stream_key = keys::room_stream(say.room);
+    const std::string head = message_event_head(options_.node_id, say.room, say.from);
+    const std::string ts = std::to_string(say.ts);
+    const std::string length = std::to_string(options_.stream_length);
+    const std::string nonce = std::to_string(say.nonce);
+    const std::string_view keys_list[] = {seq_key, stream_key};
+    const std::string_view args[] = {keys::channel, head,       ts,       say.ack,         say.json_before,
+                                     say.json_after, length,    say.room, options_.node_id, incarnation_,
+                                     nonce,          resend ? "1" : "0"};
+    link_.script(scripts::say, keys_list, args, [this, number = say.nonce](std::optional<redis_reply> reply) {
+        on_say_answer(number, std::move(reply));
+    });
+}
+
+void cluster_node::on_say_answer(std::uint64_t nonce, std::optional<redis_reply> reply) {
+    auto it = std::find_if(in_flight_.begin(), in_flight_.end(), [nonce](const pending_say& p) { return p.nonce == nonce; });
+    if (it == in_flight_.end()) {
+        return;
+    }
+    if (!reply) {
+        unanswered_.push_back(std::move(*it));  // sent again on return
+    } else if (reply->is_error()) {
+        report(report_level::error, "a message to room '" + it->room + "' was refused by redis: " + reply->text);
+        if (!it->ack_id.empty()) {
+            auto& owner = hub_->worker(it->sender.worker);
+            owner.executor().post([&owner, sender = it->sender, re = it->ack_id] {
+                if (rooms::chat_session* s = owner.find_session(sender.session)) {
+                    s->output().send(protocol::encode_error(protocol::error_code::unavailable,
+                                                            "the message could not be stored by the cluster", re));
+                }
+            });
+        }
+    } else {
+        messages_sequenced_.fetch_add(1, std::memory_order_relaxed);
+    }
+    in_flight_.erase(it);
+}
+
+
+bool cluster_node::online_elsewhere(std::string_view user) const {
+    if (degraded()) {
+        return false;  // what this node last heard may be stale, and a dm could not go out anyway
+    }
+    std::shared_lock lock(remote_users_mutex_);
+    return remote_users_.find(std::string(user)) != remote_users_.end();
+}
+
+void cluster_node::append_remote_users(std::vector<std::string>& out) const {
+    if (degraded()) {
+        return;
+    }
+    std::shared_lock lock(remote_users_mutex_);
+    for (const auto& [user, node] : remote_users_) {
+        out.push_back(user);
+    }
+}
+
+void cluster_node::send_dm(std::string_view to, const shared_frame& frame) {
+    run([this, to = std::string(to), json = std::string(protocol::frame_payload(frame.view()))] {
+        if (phase_ == phase::down) {
+            return;
+        }
+        std::string node;
+        {
+            std::shared_lock lock(remote_users_mutex_);
+            auto it = remote_users_.find(to);
+            if (it == remote_users_.end()) {
+                return;  // logged out since
+            }
+            node = it->second;
+        }
+        command({"PUBLISH", keys::channel, format_event(event_type::dm, options_.node_id, node, to, json)});
+    });
+}
+
+void cluster_node::publish(room_event event, std::string_view room, std::string_view user, const shared_frame& frame) {
+    // Called under the room's lock: copy and queue only.
+    run([this, event, room = std::string(room), user = std::string(user),
+         json = std::string(protocol::frame_payload(frame.view()))] {
+        if (phase_ == phase::down) {
+            return;  // the next sync tells the others what this node's rooms hold then
+        }
+        event_type type = event_type::system;
+        switch (event) {
+        case room_event::join: type = event_type::join; break;
+        case room_event::leave: type = event_type::leave; break;
+        case room_event::leave_disconnected: type = event_type::leave_disconnected; break;
+        case room_event::typing: type = event_type::typing; break;
+        case room_event::system: type = event_type::system; break;
+        }
+        std::string payload = format_event(type, options_.node_id, room, user, json);
+        if (type == event_type::join || type == event_type::leave || type == event_type::leave_disconnected) {
+            eval(scripts::membership, {keys::node_rooms(options_.node_id)},
+                 {type == event_type::join ? "+" : "-", membership_field(room, user), std::string(keys::channel),
+                  payload});
+        } else {
+            command({"PUBLISH", keys::channel, payload});
+        }
+    });
+}
+
+
+void cluster_node::read_stream(std::string room, rooms::stored_read what,
+                               std::function<void(std::optional<std::vector<rooms::log_entry>>)> done) {
+    run([this, room = std::move(room), what, done = std::move(done)]() mutable {
+        if (phase_ == phase::down) {
+            done(std::nullopt);  // the stream cannot be reached: not an empty page
+            return;
+        }
+        std::string low = keys::stream_id(what.after + 1);
+        std::string high = what.below == std::numeric_limits<std::int64_t>::max() ? std::string("+")
+                                                                                    : keys::stream_id(what.below - 1);
+        if (what.below - 1 < what.after + 1 || what.limit == 0) {
+            done(std::vector<rooms::log_entry>{});
+            return;
+        }
+        std::string count = std::to_string(what.limit);
+        std::string stream = keys::room_stream(room);
+        auto on_reply = [done = std::move(done), newest_first = what.newest_first](std::optional<redis_reply> reply) {
+            if (!reply || reply->is_error()) {
+                done(std::nullopt);
+                return;
+            }
+            std::vector<rooms::log_entry> out;
+            for (auto& e : parse_stream(*reply)) {
+                out.push_back({e.seq, e.ts, protocol::frame_of_json(e.json)});
+            }
+            if (newest_first) {
+                std::reverse(out.begin(), out.end());
+            }
+            done(std::move(out));
+        };
+        if (what.newest_first) {
+            command({"XREVRANGE", stream, high, low, "COUNT", count}, std::move(on_reply));
+        } else {
+            command({"XRANGE", stream, low, high, "COUNT", count}, std::move(on_reply));
+        }
+    });
+}
+
+}  // namespace parley::cluster

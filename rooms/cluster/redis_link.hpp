@@ -1,0 +1,47 @@
+#pragma once
+
+#include "rooms/cluster/redis_reply.hpp"
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace parley::cluster {
+
+// The answer to one command or script: the reply, or nullopt when it failed on this side (it
+// could not be sent, or the connection was lost before its answer came). Redis's own errors
+// arrive as a reply of kind error.
+using redis_callback = std::function<void(std::optional<redis_reply> reply)>;
+
+// What the cluster's logic (cluster_node) needs of Redis: send a command or a script and hear
+// back once, and run a task on the cluster's thread. server/ implements it over hiredis and an
+// Asio loop (redis_transport); the unit tests implement it with a queue the test answers.
+//
+// Failure contract: every command's and script's callback runs exactly once, on the cluster's
+// thread, never inside the call that sent it: with Redis's reply, or with nullopt when the
+// command could not be sent (not connected, stopped) or the connection was lost before the
+// answer. So nothing waiting on Redis (a client's history page, a room catching up) waits
+// forever. The order of callbacks is the order of the calls.
+//
+// Connection state reaches the node the other way, through its on_redis_up, on_redis_down and
+// on_channel_message (see cluster_node.hpp).
+class redis_link {
+public:
+    virtual ~redis_link() = default;
+
+    // Thread: any. Runs task on the cluster's thread, later (never inside this call).
+    virtual void post(std::function<void()> task) = 0;
+
+    // Thread: the cluster's. One command; the arguments are binary-safe and copied before this
+    // returns, so they may point into temporaries.
+    virtual void command(std::span<const std::string_view> argv, redis_callback done) = 0;
+
+    // Thread: the cluster's. Runs one of the scripts of cluster_scripts.hpp (by its SHA; the
+    // transport has loaded each of them before the node hears that Redis is up). Same contract
+    // as command().
+    virtual void script(std::string_view text, std::span<const std::string_view> keys,
+                        std::span<const std::string_view> args, redis_callback done) = 0;
+};
+
+}  // namespace parley::cluster

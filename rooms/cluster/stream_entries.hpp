@@ -1,0 +1,37 @@
+#pragma once
+
+#include "rooms/cluster/redis_reply.hpp"
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace parley::cluster {
+
+// A whole decimal number, nothing before or after it.
+template <typename T>
+bool parse_number(std::string_view text, T& out) {
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
+
+// A message as a room's stream holds it: the entry ["SEQ-1", [field, value, ...]] that the say
+// script wrote (j: the JSON, t: its time, n: "NODE:RUN:NUMBER", a: the ack ticket).
+struct stream_entry {
+    std::int64_t seq = 0;
+    std::int64_t ts = 0;
+    std::string json;
+    std::string origin;  // the node that took the say
+    std::string ack;
+};
+
+// The entries of an XRANGE or XREVRANGE reply, in the reply's order; entries that are not a
+// message (no id, no JSON) are left out.
+std::vector<stream_entry> parse_stream(const redis_reply& reply);
+
+// A member of a node's rooms hash: "ROOM\nUSER" (neither holds a newline).
+std::string membership_field(std::string_view room, std::string_view user);
+
+}  // namespace parley::cluster

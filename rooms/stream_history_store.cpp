@@ -1,0 +1,91 @@
+#include "rooms/stream_history_store.hpp"
+
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+
+namespace parley::rooms {
+
+namespace {
+
+using protocol::shared_frame;
+
+// A room's log on a node of a cluster: the newest messages in memory, everything from seq 1 in
+// the room's stream (as far as its length keeps it).
+class stream_room_log final : public room_log {
+public:
+    stream_room_log(std::string name, std::int64_t epoch, std::size_t memory_limit)
+        : room_log(epoch, 0, memory_limit, 0), name_(std::move(name)) {
+        stored_first_.store(1, std::memory_order_release);
+    }
+    const std::string& name() const { return name_; }
+
+private:
+    // The cluster stored it before this node saw it.
+    void stored(std::int64_t, std::int64_t, const shared_frame&) override {}
+    std::string name_;
+};
+
+class stream_history_store final : public history_store {
+public:
+    stream_history_store(std::size_t per_room, std::function<std::int64_t()> epoch, stream_reader read)
+        : per_room_(per_room), epoch_(std::move(epoch)), read_(std::move(read)) {}
+
+    room_log* open(std::string_view room) override {
+        std::lock_guard lock(mutex_);
+        auto it = logs_.find(std::string(room));
+        std::int64_t epoch = epoch_();
+        if (it == logs_.end()) {
+            auto log = std::make_unique<stream_room_log>(std::string(room), epoch, per_room_);
+            it = logs_.emplace(std::string(room), std::move(log)).first;
+        } else if (it->second->last_seq() == 0 && it->second->epoch() != epoch) {
+            // Made before this node knew the cluster's epoch, and never used: no room holds it
+            // now (a room opens its log once, when it is made), so it may start over.
+            it->second->reset(epoch, 0, {}, 1);
+        }
+        return it->second.get();
+    }
+
+    void stop_reads() override { stopped_->store(true, std::memory_order_relaxed); }
+
+protected:
+    void read_stored(room_log& log, history_answer answer, history_done done) override {
+        const std::string& room = static_cast<stream_room_log&>(log).name();
+        stored_read what = *answer.stored;
+        read_(room, what,
+              [stopped = stopped_, answer = std::move(answer),
+               done = std::move(done)](std::optional<std::vector<log_entry>> entries) mutable {
+                  if (stopped->load(std::memory_order_relaxed)) {
+                      return;  // the workers the answer would go to are gone
+                  }
+                  if (!entries) {
+                      done(std::nullopt);
+                      return;
+                  }
+                  std::vector<shared_frame> frames;
+                  frames.reserve(entries->size());
+                  for (auto& e : *entries) {
+                      frames.push_back(std::move(e.frame));
+                  }
+                  done(join_answer(std::move(frames), answer));
+              });
+    }
+
+private:
+    const std::size_t per_room_;
+    const std::function<std::int64_t()> epoch_;
+    const stream_reader read_;
+    // Shared with the reads in flight, which may answer after the store is gone.
+    std::shared_ptr<std::atomic<bool>> stopped_ = std::make_shared<std::atomic<bool>>(false);
+    std::mutex mutex_;
+    std::unordered_map<std::string, std::unique_ptr<stream_room_log>> logs_;
+};
+
+}  // namespace
+
+std::unique_ptr<history_store> make_stream_history_store(std::size_t per_room, std::function<std::int64_t()> epoch,
+                                                         stream_reader read) {
+    return std::make_unique<stream_history_store>(per_room, std::move(epoch), std::move(read));
+}
+
+}  // namespace parley::rooms

@@ -1,0 +1,69 @@
+#pragma once
+
+#include "config/redis_url.hpp"
+#include "rooms/cluster/redis_link.hpp"
+#include "server/cluster/redis_connection.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace parley::cluster {
+
+class cluster_node;
+
+// The cluster node's way to Redis: two redis_connections on one worker's loop (the cluster's
+// thread), one for commands and scripts, one subscribed to the cluster's channel, and the
+// node's heartbeat timer. It loads the cluster's scripts on every connect, calls them by their
+// SHA-1, tells the node when both connections answer (on_redis_up) and when either is lost
+// (on_redis_down), and hands it every message of the channel.
+//
+// Thread: post() from any thread; everything else on the executor's (the cluster's) thread,
+// except construction and start(), which may run anywhere before the loop runs.
+class redis_transport final : public redis_link {
+public:
+    redis_transport(boost::asio::any_io_executor executor, config::redis_endpoint redis,
+                    std::chrono::milliseconds heartbeat_interval);
+    ~redis_transport() override;
+    redis_transport(const redis_transport&) = delete;
+    redis_transport& operator=(const redis_transport&) = delete;
+
+    // Thread: any. Connects (and reconnects, with backoff, after every loss) on behalf of node,
+    // which must outlive stop().
+    void start(cluster_node& node);
+    // Thread: the cluster's, or any once its loop has ended. Closes both connections and the
+    // timer; the callbacks of commands still pending get nullopt.
+    void stop();
+
+    // ---- redis_link ----
+    void post(std::function<void()> task) override;
+    void command(std::span<const std::string_view> argv, redis_callback done) override;
+    void script(std::string_view text, std::span<const std::string_view> keys, std::span<const std::string_view> args,
+                redis_callback done) override;
+
+private:
+    void connect();
+    void on_up();
+    void on_down();
+    void schedule_heartbeat();
+    // A command that cannot be sent at all (no connection object): answered nullopt, later.
+    void refuse(redis_callback done);
+
+    boost::asio::any_io_executor executor_;
+    config::redis_endpoint redis_;
+    std::chrono::milliseconds heartbeat_interval_;
+    cluster_node* node_ = nullptr;
+    std::shared_ptr<redis_connection> commands_;
+    std::shared_ptr<redis_connection> subscriber_;
+    std::unique_ptr<boost::asio::steady_timer> heartbeat_timer_;
+    bool up_ = false;  // the node was told on_redis_up and not on_redis_down since
+    bool stopped_ = false;
+    std::vector<std::string_view> argv_;  // an EVALSHA's arguments, its capacity kept between calls
+};
+
+}  // namespace parley::cluster

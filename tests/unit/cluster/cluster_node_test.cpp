@@ -1,0 +1,390 @@
+// The cluster's logic with Redis played by the test (fake_redis.hpp): the sync and its marker,
+// a seq gap fetched from the stream, a say whose answer was lost, a name lost to another node,
+// Redis lost and regained, and the failure contract (nothing waits for an answer that never
+// comes).
+
+#include "protocol/frame_encoder.hpp"
+#include "protocol/server_messages.hpp"
+#include "rooms/cluster/cluster_keys.hpp"
+#include "rooms/cluster/cluster_node.hpp"
+#include "rooms/room.hpp"
+#include "tests/unit/cluster/fake_redis.hpp"
+#include "tests/unit/rooms/chat_world.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace parley::cluster::tests {
+namespace {
+
+using rooms::tests::chat_world;
+using rooms::tests::json;
+using rooms::tests::test_client;
+
+constexpr std::int64_t cluster_epoch = 1'600'000'000'000;  // the cluster's, older than this node's start
+
+cluster_options node_options() {
+    cluster_options o;
+    o.node_id = "a";
+    o.name_ttl = std::chrono::milliseconds(3000);
+    o.stream_length = 100;
+    o.history_per_room = 50;
+    return o;
+}
+
+std::string json_of(const protocol::shared_frame& frame) { return std::string(protocol::frame_payload(frame.view())); }
+
+// A say as the say script publishes it on the channel.
+std::string message_event(std::string_view origin, std::string_view room, std::string_view from,
+                          std::string_view text, std::int64_t seq, std::string_view ack = {}) {
+    std::string out = message_event_head(origin, room, from);
+    out.append(std::to_string(seq)).append("\n").append(std::to_string(1000 + seq)).append("\n");
+    out.append(ack).append("\n");
+    out.append(json_of(protocol::encode_message(room, from, text, seq, 1000 + seq)));
+    return out;
+}
+
+// A stream entry as XRANGE returns it.
+redis_reply stream_entry_reply(std::string_view room, std::string_view from, std::string_view text, std::int64_t seq,
+                               std::string_view origin = "b", std::string_view ack = {}) {
+    return array_reply({string_reply(keys::stream_id(seq)),
+                        strings_reply({"j", json_of(protocol::encode_message(room, from, text, seq, 1000 + seq)), "t",
+                                       std::to_string(1000 + seq), "n", std::string(origin) + ":1:1", "a",
+                                       std::string(ack)})});
+}
+
+struct other_node {
+    std::string id;
+    std::vector<std::string> users;
+    std::vector<std::string> memberships;  // "ROOM\nUSER"
+};
+
+redis_reply snapshot_reply(const std::vector<other_node>& nodes, const std::vector<std::pair<std::string, int>>& rooms) {
+    std::vector<redis_reply> listed;
+    for (const auto& n : nodes) {
+        listed.push_back(string_reply(n.id));
+        listed.push_back(strings_reply(n.users));
+        listed.push_back(strings_reply(n.memberships));
+    }
+    std::vector<std::string> seqs;
+    for (const auto& [room, seq] : rooms) {
+        seqs.push_back(room);
+        seqs.push_back(std::to_string(seq));
+    }
+    return array_reply({string_reply(std::to_string(cluster_epoch)), array_reply(std::move(listed)), strings_reply(seqs)});
+}
+
+std::vector<std::int64_t> seqs_received(const test_client& c) {
+    std::vector<std::int64_t> out;
+    for (const auto& m : c.received("message")) {
+        out.push_back(m["seq"].get<std::int64_t>());
+    }
+    return out;
+}
+
+class cluster_node_test : public ::testing::Test {
+protected:
+    cluster_node_test() {
+        world_.hub().set_cluster(&node_);
+        node_.attach(world_.hub());
+    }
+
+    // Runs the cluster's thread and every worker until nothing is left to run.
+    void settle() {
+        do {
+            world_.run();
+            redis_.run();
+            world_.run();
+        } while (redis_.run());
+    }
+
+    // A client logged in through the cluster (its name claimed first).
+    test_client& login(std::string_view user, std::uint32_t worker = 0) {
+        test_client& c = world_.connect(worker);
+        c.send({{"type", "login"}, {"user", user}});
+        settle();
+        // Up: Redis grants the claim. Down: the node vouches for the name itself, at once.
+        if (redis_.count("claim_name") > 0) {
+            auto claim = redis_.take("claim_name");
+            redis_.answer(*claim, integer_reply(1));
+            settle();
+        }
+        json reply = c.take_one();
+        EXPECT_EQ(reply.value("type", ""), "welcome") << reply.dump();
+        return c;
+    }
+
+    // Redis answers: the node syncs. `before_marker` are channel events published before the
+    // snapshot's marker (the snapshot holds them), `after_marker` after it (applied after it).
+    void sync(const std::vector<other_node>& nodes, const std::vector<std::pair<std::string, int>>& rooms,
+              const std::vector<std::string>& before_marker = {}, const std::vector<std::string>& after_marker = {},
+              const std::function<void()>& before_snapshot_answer = {}) {
+        node_.on_redis_up();
+        settle();
+        auto snapshot = redis_.take("snapshot");
+        ASSERT_TRUE(snapshot);
+        for (const auto& e : before_marker) {
+            node_.on_channel_message(e);
+        }
+        node_.on_channel_message(snapshot->args.at(3));  // the marker the script publishes
+        for (const auto& e : after_marker) {
+            node_.on_channel_message(e);
+        }
+        settle();
+        if (before_snapshot_answer) {
+            before_snapshot_answer();
+        }
+        redis_.answer(*snapshot, snapshot_reply(nodes, rooms));
+        settle();
+    }
+
+    // Answers the rooms started over from their streams (XREVRANGE) with these entries.
+    void answer_rebases(const std::vector<redis_reply>& newest_first = {}) {
+        while (redis_.count("XREVRANGE") > 0) {
+            auto call = redis_.take("XREVRANGE");
+            redis_.answer(*call, array_reply(newest_first));
+        }
+        settle();
+    }
+
+    fake_redis redis_;
+    cluster_node node_{redis_, node_options()};
+    chat_world world_{rooms::tests::test_settings(), 2, rooms::tests::test_epoch, node_.make_bus(),
+                      node_.make_history_store()};
+};
+
+TEST_F(cluster_node_test, events_before_the_marker_are_in_the_snapshot_and_later_ones_follow_it) {
+    test_client& alice = login("alice");
+    world_.join(alice, "lobby");
+    settle();
+    alice.take();
+
+    const std::string carol_joins =
+        format_event(event_type::join, "b", "lobby", "carol", json_of(protocol::encode_presence("lobby", "carol", true)));
+    const std::string dave_joins =
+        format_event(event_type::join, "b", "lobby", "dave", json_of(protocol::encode_presence("lobby", "dave", true)));
+    // dave joined (and left) before the snapshot was read: it does not list him. bob is in the
+    // snapshot. carol joined after the marker: the snapshot does not list her, her event does.
+    bool applied_before_snapshot = false;
+    sync({{"b", {"bob", "carol"}, {"lobby\nbob"}}}, {{"lobby", 0}}, {dave_joins}, {carol_joins},
+         [&] { applied_before_snapshot = !alice.received("presence").empty(); });
+    answer_rebases();
+
+    EXPECT_FALSE(applied_before_snapshot) << "an event after the marker was applied before the snapshot";
+    std::vector<std::string> joined_presence;
+    for (const auto& p : alice.received("presence")) {
+        joined_presence.push_back(p.value("user", ""));
+    }
+    // bob announced by the snapshot, then carol by the event that came after the marker.
+    EXPECT_EQ(joined_presence, (std::vector<std::string>{"bob", "carol"}));
+    test_client& erin = login("erin", 1);
+    json joined = world_.join(erin, "lobby");
+    EXPECT_EQ(joined["members"], (json{"alice", "bob", "carol", "erin"})) << joined.dump();
+    EXPECT_FALSE(node_.health().degraded);
+    EXPECT_EQ(node_.health().remote_users, 2u);
+}
+
+TEST_F(cluster_node_test, a_seq_gap_fetches_the_missing_range_and_holds_later_messages_behind_it) {
+    test_client& alice = login("alice");
+    world_.join(alice, "lobby");
+    sync({}, {{"lobby", 0}});
+    answer_rebases();
+    alice.take();
+
+    node_.on_channel_message(message_event("b", "lobby", "bob", "one", 1));
+    node_.on_channel_message(message_event("b", "lobby", "bob", "four", 4));
+    settle();
+    auto fetch = redis_.take("XRANGE");
+    ASSERT_TRUE(fetch);
+    EXPECT_EQ(fetch->argv, (std::vector<std::string>{"XRANGE", "parley:room:lobby:log", "2-1", "3-1", "COUNT", "2"}));
+    node_.on_channel_message(message_event("b", "lobby", "bob", "five", 5));
+    settle();
+    EXPECT_EQ(seqs_received(alice), (std::vector<std::int64_t>{1})) << "applied past a gap";
+
+    redis_.answer(*fetch, array_reply({stream_entry_reply("lobby", "bob", "two", 2),
+                                       stream_entry_reply("lobby", "bob", "three", 3)}));
+    settle();
+    EXPECT_EQ(seqs_received(alice), (std::vector<std::int64_t>{1, 2, 3, 4, 5}));
+    EXPECT_EQ(redis_.count("XRANGE"), 0u) << "fetched more than the gap";
+}
+
+TEST_F(cluster_node_test, a_fetch_lost_with_the_connection_does_not_leave_the_room_waiting) {
+    test_client& alice = login("alice");
+    world_.join(alice, "lobby");
+    sync({}, {{"lobby", 0}});
+    answer_rebases();
+    alice.take();
+
+    node_.on_channel_message(message_event("b", "lobby", "bob", "three", 3));
+    settle();
+    auto fetch = redis_.take("XRANGE");
+    ASSERT_TRUE(fetch);
+    redis_.answer(*fetch, std::nullopt);  // lost with the connection; the link reports down next
+    settle();
+    node_.on_redis_down();
+    // Back: the room is caught up by the sync, and new messages are applied, not queued forever.
+    sync({}, {{"lobby", 3}});
+    auto catch_up = redis_.take("XRANGE");
+    ASSERT_TRUE(catch_up);
+    EXPECT_EQ(catch_up->argv, (std::vector<std::string>{"XRANGE", "parley:room:lobby:log", "1-1", "3-1", "COUNT", "3"}));
+    redis_.answer(*catch_up, array_reply({stream_entry_reply("lobby", "bob", "one", 1),
+                                          stream_entry_reply("lobby", "bob", "two", 2),
+                                          stream_entry_reply("lobby", "bob", "three", 3)}));
+    node_.on_channel_message(message_event("b", "lobby", "bob", "four", 4));
+    settle();
+    EXPECT_EQ(seqs_received(alice), (std::vector<std::int64_t>{1, 2, 3, 4}));
+}
+
+TEST_F(cluster_node_test, a_say_whose_answer_was_lost_is_sent_again_once_and_acked_once) {
+    test_client& alice = login("alice");
+    world_.join(alice, "lobby");
+    sync({}, {{"lobby", 0}});
+    answer_rebases();
+    alice.take();
+
+    alice.send({{"type", "say"}, {"room", "lobby"}, {"text", "hello"}, {"id", 7}});
+    settle();
+    auto first = redis_.take("say");
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->args.at(11), "0");
+    redis_.answer(*first, std::nullopt);  // the connection went before the answer
+    settle();
+    node_.on_redis_down();
+    EXPECT_EQ(redis_.count("say"), 0u) << "sent again while Redis is away";
+
+    // Back: sent again, marked as such (the script looks for it before storing it). Redis had
+    // not stored it: it does now, as seq 1, and publishes it before the sync's marker.
+    std::string ticket;
+    sync({}, {{"lobby", 1}}, {}, {}, [&] {
+        auto again = redis_.take("say");
+        ASSERT_TRUE(again);
+        EXPECT_EQ(again->args.at(11), "1");
+        EXPECT_EQ(again->args.at(10), first->args.at(10)) << "sent again under another number";
+        EXPECT_EQ(redis_.count("say"), 0u) << "sent again more than once";
+        ticket = again->args.at(3);
+        redis_.answer(*again, integer_reply(1));
+    });
+    // The message was published before the marker: the node reads it from the stream.
+    auto catch_up = redis_.take("XRANGE");
+    ASSERT_TRUE(catch_up);
+    redis_.answer(*catch_up, array_reply({stream_entry_reply("lobby", "alice", "hello", 1, "a", ticket)}));
+    settle();
+    EXPECT_EQ(seqs_received(alice), (std::vector<std::int64_t>{1}));
+    auto acks = alice.received("ack");
+    ASSERT_EQ(acks.size(), 1u);
+    EXPECT_EQ(acks[0]["re"], 7);
+    EXPECT_EQ(acks[0]["seq"], 1);
+    EXPECT_EQ(redis_.count("say"), 0u);
+}
+
+TEST_F(cluster_node_test, a_name_taken_by_another_node_closes_its_session_here) {
+    test_client& alice = login("alice");
+    test_client& bob = login("bob", 1);
+    sync({}, {});
+    alice.take();
+    redis_.calls.clear();  // what the sync sent (its own renewal among them)
+
+    node_.heartbeat();
+    settle();
+    EXPECT_TRUE(redis_.take("heartbeat"));
+    auto renew = redis_.take("renew_names");
+    ASSERT_TRUE(renew);
+    ASSERT_EQ(renew->keys, (std::vector<std::string>{"parley:name:alice", "parley:name:bob"}));
+    redis_.answer(*renew, array_reply({integer_reply(1)}));  // the first lease is another node's now
+    settle();
+
+    ASSERT_EQ(alice.output.closes.size(), 1u);
+    EXPECT_EQ(alice.output.closes[0].code, protocol::close_code::policy_violation);
+    auto notices = alice.received("system");
+    ASSERT_EQ(notices.size(), 1u);
+    EXPECT_NE(notices[0].value("text", "").find("in use on another node"), std::string::npos) << notices[0].dump();
+    EXPECT_TRUE(bob.output.closes.empty());
+    EXPECT_EQ(node_.health().names_lost, 1u);
+    // The lost name is no longer this node's to renew.
+    node_.heartbeat();
+    settle();
+    auto next = redis_.take("renew_names");
+    ASSERT_TRUE(next);
+    EXPECT_EQ(next->keys, (std::vector<std::string>{"parley:name:bob"}));
+}
+
+TEST_F(cluster_node_test, redis_lost_moves_a_room_to_a_detached_epoch_and_back) {
+    test_client& alice = login("alice");
+    world_.join(alice, "lobby");
+    sync({}, {{"lobby", 0}});
+    answer_rebases();
+    alice.take();
+    ASSERT_EQ(world_.hub().rooms().find("lobby")->log_position().first, cluster_epoch);
+
+    node_.on_redis_down();
+    EXPECT_TRUE(node_.health().degraded);
+    alice.send({{"type", "say"}, {"room", "lobby"}, {"text", "alone"}, {"id", 1}});
+    settle();
+    EXPECT_EQ(redis_.count("say"), 0u);
+    auto detached = alice.received("joined");
+    ASSERT_EQ(detached.size(), 1u) << "members were not told of the detached epoch";
+    EXPECT_EQ(detached[0]["epoch"], node_.detached_epoch());
+    EXPECT_NE(node_.detached_epoch(), cluster_epoch);
+    EXPECT_EQ(seqs_received(alice), (std::vector<std::int64_t>{1}));
+    alice.take();
+
+    // Back: the kept say goes to the shared history, and the room starts over from the stream
+    // in the cluster's epoch.
+    sync({}, {{"lobby", 1}}, {}, {}, [&] {
+        auto kept = redis_.take("say");
+        ASSERT_TRUE(kept);
+        EXPECT_EQ(kept->args.at(7), "lobby");
+        EXPECT_NE(kept->args.at(4).find("\"text\":\"alone\""), std::string::npos);
+        redis_.answer(*kept, integer_reply(1));
+    });
+    answer_rebases({stream_entry_reply("lobby", "alice", "alone", 1, "a")});
+    auto back = alice.received("joined");
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_EQ(back[0]["epoch"], cluster_epoch);
+    EXPECT_FALSE(back[0].contains("re"));
+    EXPECT_EQ(world_.hub().rooms().find("lobby")->log_position(), (std::pair<std::int64_t, std::int64_t>{cluster_epoch, 1}));
+    EXPECT_FALSE(node_.health().degraded);
+}
+
+TEST_F(cluster_node_test, a_history_page_that_redis_cannot_serve_is_answered_unavailable) {
+    test_client& alice = login("alice");
+    sync({}, {{"lobby", 80}});
+    world_.join(alice, "lobby");
+    answer_rebases();  // the stream's newest messages: none in memory here
+    alice.take();
+
+    alice.send({{"type", "history"}, {"room", "lobby"}, {"before", 50}, {"limit", 10}, {"id", 3}});
+    settle();
+    auto read = redis_.take("XREVRANGE");
+    ASSERT_TRUE(read);
+    redis_.answer(*read, std::nullopt);  // lost before its answer
+    settle();
+    json reply = alice.take_one();
+    EXPECT_TRUE(rooms::tests::is_error(reply, "unavailable", 3));
+
+    node_.on_redis_down();
+    alice.send({{"type", "history"}, {"room", "lobby"}, {"before", 50}, {"limit", 10}, {"id", 4}});
+    settle();
+    EXPECT_EQ(redis_.count("XREVRANGE"), 0u);
+    EXPECT_TRUE(rooms::tests::is_error(alice.take_one(), "unavailable", 4));
+}
+
+TEST_F(cluster_node_test, depart_finishes_when_redis_cannot_answer) {
+    login("alice");
+    sync({}, {});
+    bool done = false;
+    node_.depart([&] { done = true; });
+    settle();
+    auto depart = redis_.take("depart");
+    ASSERT_TRUE(depart);
+    EXPECT_EQ(depart->keys, (std::vector<std::string>{"parley:name:alice"}));
+    EXPECT_FALSE(done);
+    redis_.answer(*depart, std::nullopt);
+    settle();
+    EXPECT_TRUE(done);
+}
+
+}  // namespace
+}  // namespace parley::cluster::tests

@@ -1,0 +1,137 @@
+#pragma once
+
+// The cluster's Redis played by the test: every command and script the node sends is kept, in
+// order, until the test answers it (with a reply, or nullopt for one lost with the connection).
+// Answers run on "the cluster's thread", which is the test's: queued, and run by run().
+
+#include "rooms/cluster/cluster_scripts.hpp"
+#include "rooms/cluster/redis_link.hpp"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parley::cluster::tests {
+
+// One command or script the node sent.
+struct sent_call {
+    std::string script;             // the script's name, or empty for a plain command
+    std::vector<std::string> argv;  // a command's arguments
+    std::vector<std::string> keys;  // a script's keys and arguments
+    std::vector<std::string> args;
+    redis_callback done;
+};
+
+inline std::string script_name(std::string_view text) {
+    struct named {
+        std::string_view text;
+        const char* name;
+    };
+    const named all[] = {{scripts::claim_name, "claim_name"},     {scripts::release_name, "release_name"},
+                         {scripts::renew_names, "renew_names"},   {scripts::heartbeat, "heartbeat"},
+                         {scripts::say, "say"},                   {scripts::membership, "membership"},
+                         {scripts::register_node, "register_node"}, {scripts::snapshot, "snapshot"},
+                         {scripts::depart, "depart"}};
+    for (const auto& s : all) {
+        if (s.text.data() == text.data()) {
+            return s.name;
+        }
+    }
+    return "unknown script";
+}
+
+class fake_redis final : public redis_link {
+public:
+    void post(std::function<void()> task) override { tasks_.push_back(std::move(task)); }
+
+    void command(std::span<const std::string_view> argv, redis_callback done) override {
+        calls.push_back({{}, {argv.begin(), argv.end()}, {}, {}, std::move(done)});
+    }
+
+    void script(std::string_view text, std::span<const std::string_view> keys, std::span<const std::string_view> args,
+                redis_callback done) override {
+        calls.push_back({script_name(text), {}, {keys.begin(), keys.end()}, {args.begin(), args.end()}, std::move(done)});
+    }
+
+    // Runs the cluster's queued tasks (and what they queue) until none is left.
+    bool run() {
+        bool ran = false;
+        while (!tasks_.empty()) {
+            auto task = std::move(tasks_.front());
+            tasks_.pop_front();
+            task();
+            ran = true;
+        }
+        return ran;
+    }
+
+    // Removes and returns the oldest call that is the script `name` (or the command whose first
+    // argument is `name`); fails the test when there is none.
+    std::optional<sent_call> take(std::string_view name) {
+        for (auto it = calls.begin(); it != calls.end(); ++it) {
+            if (it->script == name || (!it->argv.empty() && it->argv.front() == name)) {
+                sent_call c = std::move(*it);
+                calls.erase(it);
+                return c;
+            }
+        }
+        ADD_FAILURE() << "the node sent no " << name;
+        return std::nullopt;
+    }
+    std::size_t count(std::string_view name) const {
+        std::size_t n = 0;
+        for (const auto& c : calls) {
+            n += c.script == name || (!c.argv.empty() && c.argv.front() == name) ? 1 : 0;
+        }
+        return n;
+    }
+    // Answers a call later, on the cluster's thread, as the transport does.
+    void answer(sent_call& call, std::optional<redis_reply> reply) {
+        post([done = std::move(call.done), reply = std::move(reply)]() mutable { done(std::move(reply)); });
+    }
+    // Answers every call still waiting with `reply` (e.g. the connection lost: nullopt).
+    void answer_all(const std::optional<redis_reply>& reply) {
+        for (auto& c : calls) {
+            answer(c, reply);
+        }
+        calls.clear();
+    }
+
+    std::deque<sent_call> calls;  // sent, not answered yet, oldest first
+
+private:
+    std::deque<std::function<void()>> tasks_;
+};
+
+// Replies, built the way Redis sends them.
+inline redis_reply integer_reply(long long n) {
+    redis_reply r;
+    r.type = redis_reply::kind::integer;
+    r.integer = n;
+    return r;
+}
+inline redis_reply string_reply(std::string text) {
+    redis_reply r;
+    r.type = redis_reply::kind::string;
+    r.text = std::move(text);
+    return r;
+}
+inline redis_reply array_reply(std::vector<redis_reply> elements = {}) {
+    redis_reply r;
+    r.type = redis_reply::kind::array;
+    r.elements = std::move(elements);
+    return r;
+}
+inline redis_reply strings_reply(const std::vector<std::string>& texts) {
+    std::vector<redis_reply> elements;
+    for (const auto& t : texts) {
+        elements.push_back(string_reply(t));
+    }
+    return array_reply(std::move(elements));
+}
+
+}  // namespace parley::cluster::tests
