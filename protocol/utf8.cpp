@@ -110,3 +110,40 @@ bool is_valid_utf8(std::string_view bytes) {
 }
 
 }  // namespace parley::protocol
+
+namespace parley::protocol {
+
+std::string replace_invalid_utf8(std::string_view bytes) {
+    std::string out;
+    out.reserve(bytes.size());
+    std::size_t i = 0;
+    while (i < bytes.size()) {
+        const auto lead = static_cast<unsigned char>(bytes[i]);
+        if (lead < 0x80) {
+            out += static_cast<char>(lead);
+            ++i;
+            continue;
+        }
+        // The same narrowing as the validator: the first continuation byte's range rejects
+        // overlongs, surrogates and code points above U+10FFFF.
+        std::uint32_t state = after_lead(lead);
+        std::size_t length = 1;  // bytes of this sequence accepted so far
+        while (state != failed_state && (state & 0xFF) != 0 && i + length < bytes.size()) {
+            const std::uint32_t next = static_cast<unsigned char>(bytes[i + length]);
+            if (next < ((state >> 8) & 0xFF) || next > ((state >> 16) & 0xFF)) {
+                break;
+            }
+            state = (state & 0xFF) == 1 ? 0 : expect((state & 0xFF) - 1, 0x80, 0xBF);
+            ++length;
+        }
+        if (state == 0) {
+            out.append(bytes.substr(i, length));
+        } else {
+            out += "\xEF\xBF\xBD";
+        }
+        i += length;
+    }
+    return out;
+}
+
+}  // namespace parley::protocol

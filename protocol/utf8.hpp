@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace parley::protocol {
@@ -21,5 +22,10 @@ private:
 
 // Whole-string check.
 bool is_valid_utf8(std::string_view bytes);
+
+// The bytes with every ill-formed part replaced by U+FFFD, one per maximal subpart (Unicode's
+// recommended practice, as browsers decode): for text that may not be UTF-8, such as what a
+// client sent before any check, on its way into a log line. Valid input comes back unchanged.
+std::string replace_invalid_utf8(std::string_view bytes);
 
 }  // namespace parley::protocol

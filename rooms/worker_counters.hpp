@@ -23,25 +23,6 @@ private:
     std::atomic<std::uint64_t> value_{0};
 };
 
-// Why a connection was refused before it became a WebSocket.
-enum class reject_reason : unsigned char {
-    max_connections,         // the total limit
-    max_connections_per_ip,  // the per-address limit
-    origin,                  // Origin not allowed (403)
-    shutting_down,           // arrived during shutdown (503)
-};
-inline constexpr std::size_t reject_reason_count = 4;
-
-// Why an HTTP connection failed to become a WebSocket (the client's fault).
-enum class handshake_failure : unsigned char {
-    bad_request,         // malformed HTTP or a bad upgrade request (400)
-    upgrade_required,    // wrong Sec-WebSocket-Version or not an upgrade (426)
-    header_too_large,    // 431
-    timeout,             // no complete request head in time
-    tls,                 // the TLS handshake failed: garbage, plain HTTP, no common cipher
-};
-inline constexpr std::size_t handshake_failure_count = 5;
-
 // Upper bounds, in microseconds, of the fan-out time histogram buckets (+Inf is implied): the
 // time from a room posting a broadcast to a worker having queued it on every local member.
 inline constexpr std::array<std::uint64_t, 12> fanout_bucket_us = {10,   25,   50,    100,   250,    500,
@@ -53,9 +34,7 @@ struct alignas(64) worker_counters {
     // Connections (WebSocket after the upgrade).
     local_counter connections_open;    // gauge: add at open, sub at close
     local_counter connections_total;   // upgrades accepted
-    std::array<local_counter, reject_reason_count> rejected;
-    std::array<local_counter, handshake_failure_count> handshake_failures;
-    local_counter http_requests;       // plain HTTP requests answered (healthz, metrics, 404...)
+    // (The HTTP side before the upgrade is counted by server/http_counters.hpp.)
 
     // Traffic.
     local_counter messages_received;   // complete WebSocket text messages from clients

@@ -1,5 +1,8 @@
 #include "server/logging.hpp"
 
+#include "protocol/json_text.hpp"
+#include "protocol/utf8.hpp"
+
 #include <spdlog/formatter.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -90,85 +93,13 @@ void append_text_escaped(std::string& out, std::string_view s) {
     }
 }
 
-// Length of the valid UTF-8 sequence at the start of s, or 0 with `bad` set to the number of
-// bytes to replace by one U+FFFD (the maximal invalid prefix, as Unicode recommends).
-std::size_t utf8_sequence(std::string_view s, std::size_t& bad) {
-    auto b0 = static_cast<unsigned char>(s[0]);
-    std::size_t need = 0;
-    unsigned char lo = 0x80;
-    unsigned char hi = 0xbf;
-    if (b0 >= 0xc2 && b0 <= 0xdf) {
-        need = 1;
-    } else if (b0 >= 0xe0 && b0 <= 0xef) {
-        need = 2;
-        lo = b0 == 0xe0 ? 0xa0 : 0x80;  // no overlongs
-        hi = b0 == 0xed ? 0x9f : 0xbf;  // no surrogates
-    } else if (b0 >= 0xf0 && b0 <= 0xf4) {
-        need = 3;
-        lo = b0 == 0xf0 ? 0x90 : 0x80;  // no overlongs
-        hi = b0 == 0xf4 ? 0x8f : 0xbf;  // nothing above U+10FFFF
+// A JSON string literal of log text, which need not be valid UTF-8 (it may hold what a client
+// sent): ill-formed parts become U+FFFD, so that every line is valid JSON.
+void append_json_text(std::string& out, std::string_view s) {
+    if (protocol::is_valid_utf8(s)) {
+        protocol::append_json_string(out, s);
     } else {
-        bad = 1;
-        return 0;
-    }
-    for (std::size_t k = 1; k <= need; ++k) {
-        if (k >= s.size()) {
-            bad = k;
-            return 0;
-        }
-        auto b = static_cast<unsigned char>(s[k]);
-        if (b < lo || b > hi) {
-            bad = k;
-            return 0;
-        }
-        lo = 0x80;
-        hi = 0xbf;
-    }
-    return need + 1;
-}
-
-// The contents of a JSON string (RFC 8259): quote, backslash and control characters escaped,
-// invalid UTF-8 replaced by U+FFFD so that every line is valid JSON.
-void append_json_escaped(std::string& out, std::string_view s) {
-    std::size_t i = 0;
-    while (i < s.size()) {
-        auto c = static_cast<unsigned char>(s[i]);
-        if (c < 0x80) {
-            switch (c) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            default:
-                if (is_control(c)) {
-                    append_hex(out, c, "\\u", 4);
-                } else {
-                    out += static_cast<char>(c);
-                }
-            }
-            ++i;
-            continue;
-        }
-        std::size_t bad = 0;
-        std::size_t n = utf8_sequence(s.substr(i), bad);
-        if (n == 0) {
-            out += "\xef\xbf\xbd";
-            i += bad;
-        } else {
-            out.append(s.substr(i, n));
-            i += n;
-        }
+        protocol::append_json_string(out, protocol::replace_invalid_utf8(s));
     }
 }
 
@@ -245,11 +176,10 @@ public:
         time_.append(line_, msg.time);
         line_ += "\",\"level\":\"";
         line_ += level_name(msg.level);
-        line_ += "\",\"logger\":\"";
-        append_json_escaped(line_, view(msg.logger_name));
-        line_ += "\",\"msg\":\"";
-        append_json_escaped(line_, with_fields ? payload.substr(0, note.message_size) : payload);
-        line_ += '"';
+        line_ += "\",\"logger\":";
+        append_json_text(line_, view(msg.logger_name));
+        line_ += ",\"msg\":";
+        append_json_text(line_, with_fields ? payload.substr(0, note.message_size) : payload);
         if (with_fields) {
             line_ += note.members;
         }
@@ -340,18 +270,17 @@ std::string fields::text() const {
 std::string fields::json_members() const {
     std::string out;
     for (const field& f : fields_) {
-        out += ",\"";
+        out += ',';
         if (reserved_key(f.key)) {
-            out += '_';
+            append_json_text(out, "_" + std::string(f.key));
+        } else {
+            append_json_text(out, f.key);
         }
-        append_json_escaped(out, f.key);
-        out += "\":";
+        out += ':';
         switch (f.type) {
         case kind::text:
         case kind::owned:
-            out += '"';
-            append_json_escaped(out, f.type == kind::text ? f.text : std::string_view(f.owned));
-            out += '"';
+            append_json_text(out, f.type == kind::text ? f.text : std::string_view(f.owned));
             break;
         case kind::signed_number:
             append_number(out, f.number.i);
@@ -388,6 +317,16 @@ std::string format_for_log(const fields& f) {
 }
 
 }  // namespace detail
+
+void log_connection_closed(const connection_end& end) {
+    spdlog::info("{}", fields("connection closed")
+                           .add("peer", end.peer)
+                           .add("user", end.user.empty() ? std::string_view("-") : end.user)
+                           .add("duration_ms", end.duration_ms)
+                           .add("close_code", end.close_code)
+                           .add("reason", end.reason)
+                           .add("conn", end.connection));
+}
 
 bool valid_log_level(std::string_view level) { return parse_level(level).has_value(); }
 

@@ -128,6 +128,23 @@ private:
     boost::container::small_vector<field, 8> fields_;
 };
 
+// The line each WebSocket connection writes when it ends, at info (like an access log: who, how
+// long, why). In json mode each value is a member of the line's object:
+//   text  connection closed peer=203.0.113.5:40122 user=alice duration_ms=1234 close_code=1000
+//         reason="closed by client" conn=c0.17
+//   json  {...,"msg":"connection closed","peer":"203.0.113.5:40122","user":"alice",
+//          "duration_ms":1234,"close_code":1000,"reason":"closed by client","conn":"c0.17"}
+// user is "-" before a login; close_code is 0 when no close frame was sent (the peer vanished).
+struct connection_end {
+    std::string_view connection;  // "c<worker>.<session>", as the connection's other lines say
+    std::string_view peer;
+    std::string_view user;
+    std::uint64_t duration_ms = 0;
+    std::uint16_t close_code = 0;
+    std::string_view reason;
+};
+void log_connection_closed(const connection_end& end);
+
 namespace detail {
 // What a fields prints as a log message: text(), plus the json-mode note described above.
 std::string format_for_log(const fields& f);

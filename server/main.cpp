@@ -18,10 +18,95 @@
 
 namespace {
 
+namespace config = parley::config;
+namespace server = parley::server;
+
 // Prints every problem of a configuration that failed to load, one per line.
-void print_errors(const parley::config::load_result& loaded) {
+void print_errors(const config::load_result& loaded) {
     for (const auto& e : loaded.errors) {
         std::fprintf(stderr, "parleyd: %s\n", e.text().c_str());
+    }
+}
+
+// --check-config: the configuration and its TLS files. Returns the exit status.
+int check_configuration(const config::load_result& loaded, const char* origin) {
+    if (!loaded.ok()) {
+        print_errors(loaded);
+        std::fprintf(stderr, "parleyd: configuration %s has %zu problem(s)\n", origin, loaded.errors.size());
+        return 1;
+    }
+    // The TLS files too: systemd's reload runs this check first, so a renewal that left a
+    // broken pair fails `systemctl reload` with the reason rather than only in the log.
+    if (!loaded.value.tls_cert_file.empty()) {
+        std::string error;
+        if (!server::tls_context::load(loaded.value.tls_cert_file, loaded.value.tls_key_file, error)) {
+            std::fprintf(stderr, "parleyd: TLS: %s\n", error.c_str());
+            std::fprintf(stderr, "parleyd: configuration %s has 1 problem(s)\n", origin);
+            return 1;
+        }
+    }
+    std::printf("parleyd: configuration %s is valid\n", origin);
+    return 0;
+}
+
+// The TLS context (when configured), the history store and the listening server, in that
+// order. Null, after saying why on stderr, when one of them cannot be had.
+std::unique_ptr<server::server> make_daemon(const config::settings& settings, const config::config_source& source,
+                                            std::shared_ptr<const server::tls_context>& tls) {
+    if (!settings.tls_cert_file.empty()) {
+        std::string error;
+        tls = server::tls_context::load(settings.tls_cert_file, settings.tls_key_file, error);
+        if (!tls) {
+            std::fprintf(stderr, "parleyd: not starting: TLS: %s\n", error.c_str());
+            return nullptr;
+        }
+    }
+    std::unique_ptr<parley::rooms::history_store> history;
+    try {
+        // A node of a cluster keeps history in the cluster's Redis, not in a file of its own.
+        if (settings.cluster_redis.empty()) {
+            history = server::open_history(settings);
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "parleyd: not starting: history: %s\n", e.what());
+        return nullptr;
+    }
+    try {
+        return std::make_unique<server::server>(settings, source, tls, std::move(history));
+    } catch (const boost::system::system_error& e) {
+        // The code's message alone ("Address already in use"): what() also names library internals.
+        std::fprintf(stderr, "parleyd: cannot listen on %s:%u: %s\n", settings.bind.c_str(),
+                     static_cast<unsigned>(settings.port), e.code().message().c_str());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "parleyd: cannot listen on %s:%u: %s\n", settings.bind.c_str(),
+                     static_cast<unsigned>(settings.port), e.what());
+    }
+    return nullptr;
+}
+
+// The start-up lines: where it listens, where the page is, where history goes, which certificate.
+void log_started(const server::server& daemon, const config::settings& settings, const server::tls_context* tls,
+                 const char* origin) {
+    auto endpoint = daemon.local_endpoint();
+    spdlog::info("parleyd {} listening on {}:{} threads={} ws_path={} tls={} config={}", PARLEY_VERSION,
+                 endpoint.address().to_string(), endpoint.port(), daemon.thread_count(), settings.ws_path,
+                 tls ? "on" : "off", origin);
+    // Where a person on this machine opens the chat page (any address when bound to all).
+    auto address = endpoint.address();
+    std::string host = address.is_unspecified() ? "localhost"
+                       : address.is_v6()       ? fmt::format("[{}]", address.to_string())
+                                               : address.to_string();
+    spdlog::info("chat page at {}://{}:{}/", tls ? "https" : "http", host, endpoint.port());
+    if (!settings.cluster_redis.empty()) {
+        spdlog::info("history shared by the cluster in redis (up to {} messages per room)",
+                     settings.cluster_history_messages);
+    } else if (settings.history_store == "sqlite") {
+        spdlog::info("history in {} (written every {} ms)", settings.history_path, settings.history_flush_interval_ms);
+    } else {
+        spdlog::info("history in memory only: lost at restart");
+    }
+    if (tls) {
+        spdlog::info("TLS certificate {} ({})", settings.tls_cert_file, tls->description());
     }
 }
 
@@ -34,9 +119,9 @@ int main(int argc, char** argv) {
     // about 15 bytes less of heap per idle connection resident (docs/performance.md). The
     // per-thread cache in front of the bins still serves the frequent small allocations.
     mallopt(M_MXFAST, 0);
-    auto cli = parley::server::parse_command_line(argc, argv);
+    auto cli = server::parse_command_line(argc, argv);
     if (cli.show_help) {
-        std::fputs(parley::server::usage_text().c_str(), stdout);
+        std::fputs(server::usage_text().c_str(), stdout);
         return 0;
     }
     if (cli.show_version) {
@@ -48,26 +133,10 @@ int main(int argc, char** argv) {
         return 2;
     }
 
-    parley::config::load_result loaded = parley::config::load(cli.source);
+    config::load_result loaded = config::load(cli.source);
     const char* origin = loaded.path.empty() ? "built-in defaults" : loaded.path.c_str();
     if (cli.check_config) {
-        if (!loaded.ok()) {
-            print_errors(loaded);
-            std::fprintf(stderr, "parleyd: configuration %s has %zu problem(s)\n", origin, loaded.errors.size());
-            return 1;
-        }
-        // The TLS files too: systemd's reload runs this check first, so a renewal that left a
-        // broken pair fails `systemctl reload` with the reason rather than only in the log.
-        if (!loaded.value.tls_cert_file.empty()) {
-            std::string error;
-            if (!parley::server::tls_context::load(loaded.value.tls_cert_file, loaded.value.tls_key_file, error)) {
-                std::fprintf(stderr, "parleyd: TLS: %s\n", error.c_str());
-                std::fprintf(stderr, "parleyd: configuration %s has 1 problem(s)\n", origin);
-                return 1;
-            }
-        }
-        std::printf("parleyd: configuration %s is valid\n", origin);
-        return 0;
+        return check_configuration(loaded, origin);
     }
     if (!loaded.ok()) {
         print_errors(loaded);
@@ -76,74 +145,21 @@ int main(int argc, char** argv) {
         return 1;
     }
     const auto& settings = loaded.value;
-
     try {
-        parley::server::setup_logging({settings.log_level, settings.log_format, settings.log_file});
+        server::setup_logging({settings.log_level, settings.log_format, settings.log_file});
     } catch (const std::exception& e) {
         std::fprintf(stderr, "parleyd: %s\n", e.what());
         return 1;
     }
-
     // Writes use MSG_NOSIGNAL; this also covers any path that does not.
     std::signal(SIGPIPE, SIG_IGN);
 
-    std::shared_ptr<const parley::server::tls_context> tls;
-    if (!settings.tls_cert_file.empty()) {
-        std::string error;
-        tls = parley::server::tls_context::load(settings.tls_cert_file, settings.tls_key_file, error);
-        if (!tls) {
-            std::fprintf(stderr, "parleyd: not starting: TLS: %s\n", error.c_str());
-            return 1;
-        }
-    }
-
-    std::unique_ptr<parley::rooms::history_store> history;
-    try {
-        // A node of a cluster keeps history in the cluster's Redis, not in a file of its own.
-        if (settings.cluster_redis.empty()) {
-            history = parley::server::open_history(settings);
-        }
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "parleyd: not starting: history: %s\n", e.what());
+    std::shared_ptr<const server::tls_context> tls;
+    std::unique_ptr<server::server> daemon = make_daemon(settings, cli.source, tls);
+    if (!daemon) {
         return 1;
     }
-
-    std::unique_ptr<parley::server::server> daemon;
-    try {
-        daemon = std::make_unique<parley::server::server>(settings, cli.source, tls, std::move(history));
-    } catch (const boost::system::system_error& e) {
-        // The code's message alone ("Address already in use"): what() also names library internals.
-        std::fprintf(stderr, "parleyd: cannot listen on %s:%u: %s\n", settings.bind.c_str(),
-                     static_cast<unsigned>(settings.port), e.code().message().c_str());
-        return 1;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "parleyd: cannot listen on %s:%u: %s\n", settings.bind.c_str(),
-                     static_cast<unsigned>(settings.port), e.what());
-        return 1;
-    }
-    auto endpoint = daemon->local_endpoint();
-    spdlog::info("parleyd {} listening on {}:{} threads={} ws_path={} tls={} config={}", PARLEY_VERSION,
-                 endpoint.address().to_string(), endpoint.port(), daemon->thread_count(), settings.ws_path,
-                 tls ? "on" : "off", origin);
-    {
-        // Where a person on this machine opens the chat page (any address when bound to all).
-        auto address = endpoint.address();
-        std::string host = address.is_unspecified() ? "localhost"
-                           : address.is_v6()       ? fmt::format("[{}]", address.to_string())
-                                                   : address.to_string();
-        spdlog::info("chat page at {}://{}:{}/", tls ? "https" : "http", host, endpoint.port());
-    }
-    if (!settings.cluster_redis.empty()) {
-        spdlog::info("history shared by the cluster in redis (up to {} messages per room)",
-                     settings.cluster_history_messages);
-    } else if (settings.history_store == "sqlite") {
-        spdlog::info("history in {} (written every {} ms)", settings.history_path, settings.history_flush_interval_ms);
-    } else {
-        spdlog::info("history in memory only: lost at restart");
-    }
-    if (tls) {
-        spdlog::info("TLS certificate {} ({})", settings.tls_cert_file, tls->description());
-    }
+    log_started(*daemon, settings, tls.get(), origin);
     try {
         daemon->run();
     } catch (const std::exception& e) {

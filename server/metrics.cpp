@@ -14,9 +14,9 @@ namespace {
 using rooms::local_counter;
 using rooms::worker_counters;
 
-constexpr std::array<std::string_view, rooms::reject_reason_count> reject_labels = {
+constexpr std::array<std::string_view, reject_reason_count> reject_labels = {
     "max_connections", "max_connections_per_ip", "origin", "shutting_down"};
-constexpr std::array<std::string_view, rooms::handshake_failure_count> handshake_labels = {
+constexpr std::array<std::string_view, handshake_failure_count> handshake_labels = {
     "bad_request", "upgrade_required", "header_too_large", "timeout", "tls"};
 
 // Everything one scrape reads, gathered once.
@@ -30,19 +30,37 @@ using sample_value = std::variant<std::monostate, std::uint64_t, double>;
 
 enum class metric_type { counter, gauge, histogram };
 
-// The i-th counter of a family in one worker's counters: `field<&worker_counters::says>` or, for
-// an array member, `field<&worker_counters::errors>` (i picks the element).
+// The i-th counter of a family summed over the workers: `field<&worker_counters::says>` or, for
+// an array member, `field<&worker_counters::errors>` (i picks the element); the same for the
+// members of http_counters.
+// Counters are written with plain relaxed stores by their own workers, so each load is a whole
+// value; per-worker gauges never go below zero, so an unsigned sum is exact.
+template <typename Counters, typename Member>
+std::uint64_t sum_over(const std::vector<const Counters*>& workers, Member Counters::*member, std::size_t i) {
+    std::uint64_t total = 0;
+    for (const Counters* w : workers) {
+        if (w == nullptr) {
+            continue;
+        }
+        if constexpr (std::is_same_v<Member, local_counter>) {
+            total += (w->*member).get();
+        } else {
+            total += (w->*member)[i].get();
+        }
+    }
+    return total;
+}
+
 template <auto Member>
-const local_counter& field(const worker_counters& w, std::size_t i) {
-    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(w.*Member)>, local_counter>) {
-        (void)i;
-        return w.*Member;
+std::uint64_t field(const metrics_input& in, std::size_t i) {
+    if constexpr (std::is_invocable_v<decltype(Member), const http_counters&>) {
+        return sum_over(in.http, Member, i);
     } else {
-        return (w.*Member)[i];
+        return sum_over(in.workers, Member, i);
     }
 }
 
-using counter_of = const local_counter& (*)(const worker_counters&, std::size_t);
+using counter_of = std::uint64_t (*)(const metrics_input&, std::size_t);
 using value_of = sample_value (*)(const scrape&, std::size_t);
 using label_of = std::string_view (*)(const scrape&, std::size_t);
 
@@ -112,14 +130,14 @@ const metric metric_table[] = {
     from_workers("parley_connections_total", metric_type::counter,
                  "WebSocket connections accepted (completed upgrades).", field<&worker_counters::connections_total>),
     from_workers("parley_connections_rejected_total", metric_type::counter,
-                 "Connections refused before the WebSocket upgrade, by reason.", field<&worker_counters::rejected>,
-                 "reason", rooms::reject_reason_count, [](const scrape&, std::size_t i) { return reject_labels[i]; }),
+                 "Connections refused before the WebSocket upgrade, by reason.", field<&http_counters::rejected>,
+                 "reason", reject_reason_count, [](const scrape&, std::size_t i) { return reject_labels[i]; }),
     from_workers("parley_http_requests_total", metric_type::counter,
                  "Plain HTTP requests answered (health, readiness, metrics, not found).",
-                 field<&worker_counters::http_requests>),
+                 field<&http_counters::http_requests>),
     from_workers("parley_handshake_failures_total", metric_type::counter,
                  "HTTP connections that failed to become WebSockets through the client's fault, by reason.",
-                 field<&worker_counters::handshake_failures>, "reason", rooms::handshake_failure_count,
+                 field<&http_counters::handshake_failures>, "reason", handshake_failure_count,
                  [](const scrape&, std::size_t i) { return handshake_labels[i]; }),
     from_scrape("parley_users", metric_type::gauge, "Logged-in users.",
                 [](const scrape& s, std::size_t) -> sample_value { return s.in.users; }),
@@ -208,18 +226,6 @@ std::string_view type_name(metric_type t) {
     return "untyped";
 }
 
-// Counters are written with plain relaxed stores by their own workers, so each load is a whole
-// value; per-worker gauges never go below zero, so an unsigned sum is exact.
-std::uint64_t sum(const scrape& s, counter_of counter, std::size_t i) {
-    std::uint64_t total = 0;
-    for (const worker_counters* w : s.in.workers) {
-        if (w != nullptr) {
-            total += counter(*w, i).get();
-        }
-    }
-    return total;
-}
-
 void append_uint(std::string& out, std::uint64_t v) {
     char buf[24];
     auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
@@ -288,7 +294,7 @@ void append_histogram(std::string& out, const metric& m, const scrape& s) {
     std::uint64_t cumulative = 0;
     std::string le;
     for (std::size_t i = 0; i < m.label_count; ++i) {
-        cumulative += sum(s, m.counter, i);
+        cumulative += m.counter(s.in, i);
         le.clear();
         if (i < rooms::fanout_bucket_us.size()) {
             append_double(le, static_cast<double>(rooms::fanout_bucket_us[i]) / 1e6, true);
@@ -297,7 +303,7 @@ void append_histogram(std::string& out, const metric& m, const scrape& s) {
         }
         append_sample(out, m.name, "_bucket", "le", le, cumulative);
     }
-    append_sample(out, m.name, "_sum", {}, {}, static_cast<double>(sum(s, m.sum_us, 0)) / 1e6);
+    append_sample(out, m.name, "_sum", {}, {}, static_cast<double>(m.sum_us(s.in, 0)) / 1e6);
     // _count is the +Inf bucket rather than fanout_count: the workers keep counting while this
     // reads, and the two must agree.
     append_sample(out, m.name, "_count", {}, {}, cumulative);
@@ -316,7 +322,7 @@ std::string render_metrics(const metrics_input& in) {
             append_histogram(samples, m, s);
         } else {
             for (std::size_t i = 0; i < m.label_count; ++i) {
-                sample_value v = m.counter != nullptr ? sample_value{sum(s, m.counter, i)} : m.value(s, i);
+                sample_value v = m.counter != nullptr ? sample_value{m.counter(s.in, i)} : m.value(s, i);
                 if (std::holds_alternative<std::monostate>(v)) {
                     continue;
                 }
@@ -342,8 +348,8 @@ std::string render_metrics(const metrics_input& in) {
     return out;
 }
 
-std::string_view label(rooms::reject_reason reason) { return reject_labels[static_cast<std::size_t>(reason)]; }
+std::string_view label(reject_reason reason) { return reject_labels[static_cast<std::size_t>(reason)]; }
 
-std::string_view label(rooms::handshake_failure failure) { return handshake_labels[static_cast<std::size_t>(failure)]; }
+std::string_view label(handshake_failure failure) { return handshake_labels[static_cast<std::size_t>(failure)]; }
 
 }  // namespace parley::server

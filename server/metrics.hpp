@@ -3,6 +3,7 @@
 #include "rooms/cluster_link.hpp"
 #include "rooms/history_store.hpp"
 #include "rooms/worker_counters.hpp"
+#include "server/http_counters.hpp"
 #include "server/process_stats.hpp"
 
 #include <cstdint>
@@ -16,6 +17,7 @@ namespace parley::server {
 // What one /metrics scrape reports besides the process itself.
 struct metrics_input {
     std::vector<const rooms::worker_counters*> workers;  // summed field by field
+    std::vector<const http_counters*> http;              // the same workers' HTTP counters, summed
     std::uint64_t users = 0;                             // logged-in users (registry size)
     std::uint64_t rooms = 0;                             // rooms that exist
     rooms::history_stats history;                        // the history store's writing
@@ -35,7 +37,7 @@ std::string render_metrics(const metrics_input& in);
 
 // The label values used for parley_connections_rejected_total{reason=...} and
 // parley_handshake_failures_total{reason=...}; also fine in log lines.
-std::string_view label(rooms::reject_reason reason);
-std::string_view label(rooms::handshake_failure failure);
+std::string_view label(reject_reason reason);
+std::string_view label(handshake_failure failure);
 
 }  // namespace parley::server

@@ -70,6 +70,7 @@ server::server(const config::settings& settings, config::config_source source,
     for (unsigned i = 0; i < threads; ++i) {
         workers_.push_back(std::make_unique<worker>(i));
         contexts.push_back(&workers_.back()->chat());
+        http_shared_.worker_counters.push_back(&workers_.back()->http());
     }
     std::unique_ptr<rooms::message_bus> bus;
     if (!settings_.cluster_redis.empty()) {
@@ -300,13 +301,13 @@ void server::do_accept() {
         auto remote = socket.remote_endpoint(peer_ec);
         peer_address peer = peer_ec ? peer_address{} : peer_address::from(remote.address(), remote.port());
         connection_slot slot;
-        std::optional<rooms::reject_reason> refused;
+        std::optional<reject_reason> refused;
         switch (limiter_.try_admit(peer, settings_.max_connections, settings_.max_connections_per_ip, slot)) {
         case connection_limiter::verdict::admitted: break;
-        case connection_limiter::verdict::over_total: refused = rooms::reject_reason::max_connections; break;
-        case connection_limiter::verdict::over_per_ip: refused = rooms::reject_reason::max_connections_per_ip; break;
+        case connection_limiter::verdict::over_total: refused = reject_reason::max_connections; break;
+        case connection_limiter::verdict::over_per_ip: refused = reject_reason::max_connections_per_ip; break;
         }
-        auto session = std::make_shared<http_session>(std::move(socket), target, *hub_, accepting_, std::move(slot),
+        auto session = std::make_shared<http_session>(std::move(socket), target, *hub_, http_shared_, std::move(slot),
                                                       refused, tls_);
         asio::post(target.io(), [session] { session->start(); });
         do_accept();

@@ -4,6 +4,7 @@
 #include "config/settings.hpp"
 #include "rooms/history_store.hpp"
 #include "server/connection_limiter.hpp"
+#include "server/http_session.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -73,6 +74,7 @@ private:
     connection_limiter limiter_;
     std::shared_ptr<const tls_context> tls_;  // for new connections; main thread only
     std::atomic<bool> accepting_{true};  // false once shutdown begins: /readyz 503, upgrades 503
+    http_shared http_shared_{accepting_, {}};  // read by every HTTP connection; filled with the workers
     boost::asio::ip::tcp::acceptor acceptor_;
     boost::asio::signal_set stop_signals_;
     boost::asio::signal_set reload_signal_;

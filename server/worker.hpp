@@ -3,6 +3,7 @@
 #include "rooms/session_output.hpp"
 #include "rooms/worker_context.hpp"
 #include "server/connection_poller.hpp"
+#include "server/http_counters.hpp"
 #include "server/local_frame_pool.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -35,6 +36,9 @@ public:
     std::uint32_t index() const { return index_; }
     boost::asio::io_context& io() { return *io_; }
     rooms::worker_context& chat() { return chat_; }
+    // What this worker counts of HTTP before the upgrade; written on its thread only.
+    http_counters& http() { return http_; }
+    const http_counters& http() const { return http_; }
 
     // Thread: any. Runs task on this worker's thread, after every task posted before it.
     // (Batching these in a queue of the worker's, one io_context post per batch, was measured:
@@ -105,6 +109,7 @@ private:
     std::unique_ptr<boost::asio::io_context> io_;
     std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
     rooms::worker_context chat_;
+    http_counters http_;
     std::thread thread_;
     std::vector<char> receive_buffer_;
     std::vector<char> send_staging_;

@@ -2,6 +2,7 @@
 
 #include "protocol/frame_encoder.hpp"
 #include "rooms/chat_hub.hpp"
+#include "server/logging.hpp"
 #include "server/slab.hpp"
 #include "server/tls_channel.hpp"
 #include "server/worker.hpp"
@@ -91,7 +92,9 @@ ws_connection::~ws_connection() {
 
 void ws_connection::start(std::string leftover) {
     if (spdlog::should_log(spdlog::level::debug)) {
-        spdlog::debug("[c{}.{}] connection open peer={}", worker_.index(), chat_.handle().session, slot_.peer().text());
+        spdlog::debug("{}", fields("connection open")
+                                .add("peer", slot_.peer().text())
+                                .add("conn", fmt::format("c{}.{}", worker_.index(), chat_.handle().session)));
     }
     worker_.attach(connection_ptr(this));
     // Bytes already waiting in the kernel are reported by the first event: adding a descriptor
@@ -201,8 +204,10 @@ void ws_connection::consume(char* data, std::size_t size) {
         // sends garbage after our close frame gets nothing more.
         return;
     }
-    spdlog::debug("[c{}.{}] protocol error code={} reason={}", worker_.index(), chat_.handle().session,
-                  static_cast<int>(result.code), result.reason);
+    spdlog::debug("{}", fields("protocol error")
+                            .add("code", static_cast<int>(result.code))
+                            .add("reason", result.reason)
+                            .add("conn", fmt::format("c{}.{}", worker_.index(), chat_.handle().session)));
     start_close(result.code, result.reason);
 }
 
@@ -277,8 +282,12 @@ void ws_connection::send(const shared_frame& frame) {
     }
     std::size_t limit = worker_.chat().settings().write_queue_limit_bytes;
     if (queue_.bytes() + frame.size() > limit) {
-        spdlog::info("[c{}.{}] slow consumer closed: peer={} user={} queued_bytes={} limit={}", worker_.index(),
-                     chat_.handle().session, slot_.peer().text(), chat_.user(), queue_.bytes(), limit);
+        spdlog::info("{}", fields("slow consumer closed")
+                               .add("peer", slot_.peer().text())
+                               .add("user", chat_.user())
+                               .add("queued_bytes", queue_.bytes())
+                               .add("limit", limit)
+                               .add("conn", fmt::format("c{}.{}", worker_.index(), chat_.handle().session)));
         worker_.chat().counters().slow_consumer_closes.add();
         std::size_t before = queue_.bytes();
         queue_.drop_unstarted();
@@ -544,9 +553,14 @@ void ws_connection::terminate(const char* why) {
     phase_ = phase::closed;
     const std::uint64_t duration_ms = worker_.precise_ms() - opened_ms_;
     // One line per connection, written when it ends (like an access log): who, how long, why.
-    spdlog::info("[c{}.{}] connection closed peer={} user={} duration_ms={} close_code={} reason=\"{}\"",
-                 worker_.index(), chat_.handle().session, slot_.peer().text(), chat_.user().empty() ? "-" : chat_.user(),
-                 duration_ms, closing() ? closing()->code : 0, closing() ? closing()->reason : std::string(why));
+    const std::string id = fmt::format("c{}.{}", worker_.index(), chat_.handle().session);
+    const std::string peer = slot_.peer().text();
+    log_connection_closed({.connection = id,
+                           .peer = peer,
+                           .user = chat_.user(),
+                           .duration_ms = duration_ms,
+                           .close_code = closing() ? closing()->code : std::uint16_t{0},
+                           .reason = closing() ? std::string_view(closing()->reason) : std::string_view(why)});
     if (closing() != nullptr) {
         closing()->timer.cancel();
     }

@@ -2,7 +2,6 @@
 
 #include "protocol/frame_encoder.hpp"
 #include "protocol/handshake.hpp"
-#include "protocol/origin.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 #include "tests/fuzz/reply_rules.hpp"
 
@@ -14,10 +13,6 @@ namespace parley::fuzz {
 namespace http = boost::beast::http;
 using json = nlohmann::json;
 using protocol::close_code;
-
-namespace {
-std::string_view to_view(boost::beast::string_view s) { return {s.data(), s.size()}; }
-}  // namespace
 
 buffer_connection::buffer_connection(chat_world& world, connection_transcript& transcript)
     : world_(world), transcript_(transcript), parser_(world.settings().max_message_bytes) {}
@@ -92,60 +87,27 @@ void buffer_connection::on_http_bytes(std::string_view bytes) {
             continue;
         }
         if (ec) {
-            respond(ec == http::error::header_limit ? 431 : 400, false);
+            answer(server::route_parse_error(ec));
             return;
         }
         if (http_parser_->is_done()) {
-            route();
+            answer(server::route_request(server::view_of(http_parser_->get()), std::nullopt, *this));
         }
     }
 }
 
-// http_session::route without the connection limits, shutdown and the /metrics body.
-void buffer_connection::route() {
-    const auto& settings = world_.settings();
-    const auto& req = http_parser_->get();
-    const std::string_view target = to_view(req.target());
-    const std::string_view path = target.substr(0, target.find('?'));
-    const bool keep_alive = req.keep_alive();
-    if (path == settings.ws_path) {
-        upgrade();
+void buffer_connection::answer(const server::route_decision& decision) {
+    if (decision.kind == server::route_kind::upgrade) {
+        upgrade(decision);
         return;
     }
-    const bool read_only = req.method() == http::verb::get || req.method() == http::verb::head;
-    if (path == "/healthz" || path == "/readyz" || (path == "/metrics" && settings.metrics_enabled)) {
-        respond(read_only ? 200 : 405, keep_alive);
-        return;
-    }
-    respond(404, keep_alive);
+    respond(static_cast<unsigned>(decision.status), decision.keep_alive);
 }
 
-// http_session::upgrade, then what ws_connection::start does with the bytes behind the request.
-void buffer_connection::upgrade() {
-    const auto& req = http_parser_->get();
-    protocol::upgrade_request check_input;
-    check_input.method = to_view(req.method_string());
-    check_input.version = req.version();
-    check_input.has_host = req.find(http::field::host) != req.end();
-    check_input.upgrade = to_view(req[http::field::upgrade]);
-    check_input.connection = to_view(req[http::field::connection]);
-    check_input.ws_version = to_view(req[http::field::sec_websocket_version]);
-    check_input.ws_key = to_view(req[http::field::sec_websocket_key]);
-    const protocol::upgrade_check verdict = protocol::check_upgrade(check_input);
-    if (verdict.verdict == protocol::upgrade_verdict::upgrade_required) {
-        respond(426, false);
-        return;
-    }
-    if (verdict.verdict == protocol::upgrade_verdict::bad_request) {
-        respond(400, false);
-        return;
-    }
-    if (!protocol::origin_allowed(to_view(req[http::field::origin]), to_view(req[http::field::host]),
-                                  world_.settings().allowed_origins)) {
-        respond(403, false);
-        return;
-    }
-    const std::string accept = protocol::websocket_accept(check_input.ws_key);
+// What http_session does after the 101, then what ws_connection::start does with the bytes
+// behind the request.
+void buffer_connection::upgrade(const server::route_decision& decision) {
+    const std::string_view accept = decision.header("Sec-WebSocket-Accept");
     std::string digest;
     require(protocol::base64_decode(accept, digest) && digest.size() == 20,
             "Sec-WebSocket-Accept is not base64 of a SHA-1 digest", accept);
@@ -158,6 +120,13 @@ void buffer_connection::upgrade() {
     if (!leftover.empty()) {
         consume(leftover);
     }
+}
+
+const config::settings& buffer_connection::settings() const { return world_.settings(); }
+
+server::admin_reply buffer_connection::admin(http::verb method, std::string_view path, std::string_view authorization,
+                                             std::string_view body) {
+    return server::handle_admin(method, path, authorization, body, world_.hub(), world_.settings());
 }
 
 void buffer_connection::respond(unsigned status, bool keep_alive) {

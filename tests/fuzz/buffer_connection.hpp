@@ -1,7 +1,8 @@
 #pragma once
 
 // The fuzzed client's connection with its socket replaced by buffers: what server/http_session
-// does with the request head (Beast's parser, routing, the upgrade checks), then what server/
+// does with the request head (Beast's parser, then the daemon's own route_request from
+// server/http_routes.hpp, whose upgrade decision it follows), then what server/
 // ws_connection does with the frames (frame_parser, pong, close echo, close on a protocol error,
 // the closing and draining phases, the chat session ended from a task), in the same order. Every
 // frame it would write is checked and recorded instead.
@@ -9,6 +10,7 @@
 #include "protocol/frame_parser.hpp"
 #include "rooms/chat_session.hpp"
 #include "rooms/session_output.hpp"
+#include "server/http_routes.hpp"
 #include "tests/fuzz/connection_harness.hpp"
 #include "tests/fuzz/fuzz_world.hpp"
 #include "tests/fuzz/server_frames.hpp"
@@ -25,7 +27,9 @@
 namespace parley::fuzz {
 
 // Thread: the test's only thread, acting as worker 0.
-class buffer_connection final : public rooms::session_output, private protocol::frame_sink {
+class buffer_connection final : public rooms::session_output,
+                                private protocol::frame_sink,
+                                private server::route_environment {
 public:
     buffer_connection(chat_world& world, connection_transcript& transcript);
     buffer_connection(const buffer_connection&) = delete;
@@ -50,9 +54,18 @@ private:
     using request_parser = boost::beast::http::request_parser<boost::beast::http::empty_body>;
 
     void on_http_bytes(std::string_view bytes);
-    void route();
-    void upgrade();
+    void answer(const server::route_decision& decision);
+    void upgrade(const server::route_decision& decision);
     void respond(unsigned status, bool keep_alive);
+
+    // route_environment: a single node that accepts, has no admin token, and a stand-in for the
+    // /metrics text (the metrics are not what is fuzzed).
+    const config::settings& settings() const override;
+    bool accepting() const override { return true; }
+    bool cluster_degraded() const override { return false; }
+    std::string metrics_text() const override { return "parley_up 1\n"; }
+    server::admin_reply admin(boost::beast::http::verb method, std::string_view path, std::string_view authorization,
+                              std::string_view body) override;
     void consume(std::string& bytes);
 
     // frame_sink

@@ -5,8 +5,8 @@
 // set and cannot be fed from memory).
 //
 // What runs, as in the daemon: Beast's HTTP request parser with the daemon's header limit; the
-// routing and upgrade rules of server/http_session (WebSocket path, protocol::check_upgrade, the
-// Origin rule, Sec-WebSocket-Accept), keep-alive HTTP requests before the upgrade; then, with
+// daemon's own routing (server/http_routes: WebSocket path, protocol::check_upgrade, the Origin
+// rule, Sec-WebSocket-Accept, every plain route), keep-alive HTTP requests before the upgrade; then, with
 // the bytes left over, protocol::frame_parser and the reactions of server/ws_connection (pong,
 // close echo, close on a protocol error, closing and draining phases, the chat session ended from
 // a posted task), a rooms::chat_session on worker 0 of a real chat_hub with two workers, whose
@@ -17,7 +17,8 @@
 //
 // Not modelled: the descriptor, epoll, partial writes, the write queue and its slow-consumer bound,
 // timers (handshake, login and idle timeouts, keepalive pings, the close linger), connection
-// limits, shutdown, the /metrics body, logging, and threads (each worker's tasks run on this one).
+// limits, shutdown, the /metrics body (a stand-in), the admin API (no token: 404), logging, and
+// threads (each worker's tasks run on this one).
 //
 // The input's first byte sets how the rest arrives: 0 in one piece, n in pieces of n bytes.
 

@@ -98,6 +98,63 @@ TEST_F(logging_test, json_lines_parse_and_escape_the_message) {
     EXPECT_EQ(got[1]["msg"], "bad utf-8: \xef\xbf\xbd\xef\xbf\xbd( ok: h\xc3\xa9llo \xe2\x82\xac");
 }
 
+TEST_F(logging_test, the_json_connection_closed_line_carries_its_fields_as_members) {
+    use("json", "info");
+    log_connection_closed({.connection = "c1.42",
+                           .peer = "203.0.113.5:40122",
+                           .user = "alice",
+                           .duration_ms = 1234,
+                           .close_code = 1008,
+                           .reason = "slow consumer \"x\" peer=1.1.1.1:1"});
+    log_connection_closed({.connection = "c0.7",
+                           .peer = "[2001:db8::1]:9",
+                           .user = "",
+                           .duration_ms = 3,
+                           .close_code = 0,
+                           .reason = "close timeout"});
+
+    auto got = json_lines();
+    ASSERT_EQ(got.size(), 2u);
+    const auto& j = got[0];
+    EXPECT_EQ(j["level"], "info");
+    EXPECT_EQ(j["msg"], "connection closed") << "the fields are members, not text in msg";
+    EXPECT_EQ(j["peer"], "203.0.113.5:40122");
+    EXPECT_EQ(j["user"], "alice");
+    EXPECT_EQ(j["duration_ms"], 1234);
+    EXPECT_TRUE(j["duration_ms"].is_number_unsigned());
+    EXPECT_EQ(j["close_code"], 1008);
+    EXPECT_EQ(j["reason"], "slow consumer \"x\" peer=1.1.1.1:1") << "text from a reason cannot forge a field";
+    EXPECT_EQ(j["conn"], "c1.42");
+    EXPECT_EQ(j.size(), 10u) << j.dump();  // ts level logger msg + six fields
+
+    EXPECT_EQ(got[1]["user"], "-") << "before a login";
+    EXPECT_EQ(got[1]["close_code"], 0);
+    EXPECT_EQ(got[1]["reason"], "close timeout");
+}
+
+TEST_F(logging_test, the_text_connection_closed_line_is_logfmt) {
+    use("text", "info");
+    log_connection_closed({.connection = "c1.42",
+                           .peer = "203.0.113.5:40122",
+                           .user = "alice",
+                           .duration_ms = 1234,
+                           .close_code = 1000,
+                           .reason = "closed by client"});
+    auto got = lines();
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_NE(got[0].find(" info parley: connection closed peer=203.0.113.5:40122 user=alice duration_ms=1234 "
+                          "close_code=1000 reason=\"closed by client\" conn=c1.42"),
+              std::string::npos)
+        << got[0];
+}
+
+TEST_F(logging_test, the_connection_closed_line_is_written_at_info) {
+    use("json", "warn");
+    log_connection_closed(
+        {.connection = "c0.1", .peer = "203.0.113.5:1", .user = "a", .duration_ms = 1, .close_code = 1000, .reason = "x"});
+    EXPECT_TRUE(lines().empty());
+}
+
 TEST_F(logging_test, json_fields_become_members) {
     use("json");
     std::string user = "alice \"the\" great";

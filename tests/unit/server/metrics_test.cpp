@@ -22,8 +22,6 @@
 namespace parley::server::tests {
 namespace {
 
-using rooms::handshake_failure;
-using rooms::reject_reason;
 using rooms::worker_counters;
 
 // One parsed sample line.
@@ -171,8 +169,13 @@ double number_of(const std::vector<sample>& samples, std::string_view name,
 }
 
 struct two_workers {
-    two_workers() : a(std::make_unique<worker_counters>()), b(std::make_unique<worker_counters>()) {
+    two_workers()
+        : a(std::make_unique<worker_counters>()),
+          b(std::make_unique<worker_counters>()),
+          http_a(std::make_unique<http_counters>()),
+          http_b(std::make_unique<http_counters>()) {
         in.workers = {a.get(), b.get()};
+        in.http = {http_a.get(), http_b.get()};
         in.version = "1.2.3";
         in.process = &process;
         process.resident_memory_bytes = 1024;
@@ -185,6 +188,8 @@ struct two_workers {
 
     std::unique_ptr<worker_counters> a;
     std::unique_ptr<worker_counters> b;
+    std::unique_ptr<http_counters> http_a;
+    std::unique_ptr<http_counters> http_b;
     process_stats process;
     metrics_input in;
 };
@@ -201,9 +206,9 @@ TEST(metrics, counters_from_all_workers_are_summed) {
     w.a->write_queue_bytes.add(10);
     w.b->write_queue_bytes.add(20);
     w.b->write_queue_bytes.sub(5);
-    w.a->rejected[static_cast<std::size_t>(reject_reason::origin)].add(2);
-    w.b->rejected[static_cast<std::size_t>(reject_reason::origin)].add();
-    w.b->handshake_failures[static_cast<std::size_t>(handshake_failure::timeout)].add(6);
+    w.http_a->rejected[static_cast<std::size_t>(reject_reason::origin)].add(2);
+    w.http_b->count(reject_reason::origin);
+    w.http_b->handshake_failures[static_cast<std::size_t>(handshake_failure::timeout)].add(6);
     w.a->errors[static_cast<std::size_t>(protocol::error_code::rate_limited)].add(8);
     w.b->errors[static_cast<std::size_t>(protocol::error_code::rate_limited)].add(1);
     w.a->says.add(11);
