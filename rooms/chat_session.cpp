@@ -1,6 +1,7 @@
 #include "rooms/chat_session.hpp"
 
 #include "protocol/access_token.hpp"
+#include "protocol/names.hpp"
 #include "protocol/server_messages.hpp"
 #include "rooms/chat_hub.hpp"
 #include "rooms/room.hpp"
@@ -116,7 +117,7 @@ void chat_session::on_login(request& req) {
         return;
     }
     if (!protocol::valid_user_name(req.user)) {
-        fail(error_code::invalid_name, "user names are 1-32 characters of A-Z a-z 0-9 _ . -", req.id);
+        fail(error_code::invalid_name, protocol::user_name_rule(), req.id);
         return;
     }
     const auto& s = worker_.settings();
@@ -218,7 +219,7 @@ std::vector<chat_session::membership>::iterator chat_session::find_room(std::str
 void chat_session::on_join(request& req) {
     const auto& s = worker_.settings();
     if (!protocol::valid_room_name(req.room)) {
-        fail(error_code::invalid_name, "room names are 1-64 characters of A-Z a-z 0-9 _ . -", req.id);
+        fail(error_code::invalid_name, protocol::room_name_rule(), req.id);
         return;
     }
     if (!worker_.access().may_join(req.room, user_, worker_.grant_of(handle_.session))) {
@@ -346,7 +347,7 @@ void chat_session::say_here(std::string_view room_name, std::string_view text, s
 
 void chat_session::on_dm(request& req) {
     if (!protocol::valid_user_name(req.to)) {
-        fail(error_code::invalid_name, "user names are 1-32 characters of A-Z a-z 0-9 _ . -", req.id);
+        fail(error_code::invalid_name, protocol::user_name_rule(), req.id);
         return;
     }
     if (!check_text(req)) {
