@@ -5,6 +5,7 @@
 #include "protocol/server_messages.hpp"
 #include "rooms/chat_hub.hpp"
 #include "rooms/room.hpp"
+#include "rooms/session_task.hpp"
 #include "rooms/worker_context.hpp"
 
 #include <algorithm>
@@ -243,23 +244,20 @@ void chat_session::on_join(request& req) {
                                      result.recovered, req.id, result.topic));
         return;
     }
-    for (;;) {
-        auto target = worker_.hub().rooms().find_or_create(req.room);
-        auto result = target->join(jr);
-        if (result.outcome == room::join_result::status::gone) {
-            continue;  // closed between lookup and join; the directory has a new one now
-        }
-        if (result.outcome == room::join_result::status::full) {
-            fail(error_code::room_full, "the room '" + req.room + "' is full", req.id);
-            return;
-        }
-        // Reply before any broadcast that was posted after our join can run on this worker.
-        send(protocol::encode_joined(target->name(), result.epoch, result.members, result.history, result.recovered,
-                                     req.id, result.topic));
-        worker_.add_member(target.get(), this, result.joined_event);
-        rooms_.push_back({std::move(target), 0});
+    room::join_result result;
+    auto target = worker_.hub().rooms().with_room(req.room, [&](room& r) {
+        result = r.join(jr);
+        return result.outcome != room::join_result::status::gone;
+    });
+    if (result.outcome == room::join_result::status::full) {
+        fail(error_code::room_full, "the room '" + req.room + "' is full", req.id);
         return;
     }
+    // Reply before any broadcast that was posted after our join can run on this worker.
+    send(protocol::encode_joined(target->name(), result.epoch, result.members, result.history, result.recovered,
+                                 req.id, result.topic));
+    worker_.add_member(target.get(), this, result.joined_event);
+    rooms_.push_back({std::move(target), 0});
 }
 
 void chat_session::leave_room(std::vector<membership>::iterator it, bool disconnected) {
@@ -381,14 +379,8 @@ void chat_session::on_dm(request& req) {
         if (target == handle_) {
             continue;
         }
-        worker_context& owner = worker_.hub().worker(target.worker);
-        std::uint32_t session_id = target.session;
-        owner.executor().post([&owner, session_id, frame] {
-            // The recipient may have gone since the lookup; then there is nobody to deliver to.
-            if (chat_session* s = owner.find_session(session_id)) {
-                s->output().send(frame);
-            }
-        });
+        // The recipient may have gone since the lookup; then there is nobody to deliver to.
+        post_to_session(worker_.hub(), target, [frame](chat_session& session) { session.output().send(frame); });
     }
 }
 
@@ -435,19 +427,13 @@ void chat_session::on_history(request& req) {
     // Older than memory holds: the store reads it on its own thread, so this worker's other
     // rooms are not kept waiting, and the reply is posted back here. The session may be gone
     // by then; its id is looked up again.
-    worker_context& owner = worker_;
-    std::uint32_t session_id = handle_.session;
+    chat_hub& hub = worker_.hub();
     std::shared_ptr<room> target = m->joined;
-    worker_.hub().history().complete(
-        target->log(), std::move(answer),
-        [&owner, session_id, target, re = req.id](std::vector<protocol::shared_frame> messages) {
-            auto reply = protocol::encode_history(target->name(), messages, re);
-            owner.executor().post([&owner, session_id, reply = std::move(reply)] {
-                if (chat_session* asker = owner.find_session(session_id)) {
-                    asker->output().send(reply);
-                }
-            });
-        });
+    auto reply_later = [&hub, asker = handle_, target, re = req.id](std::vector<protocol::shared_frame> messages) {
+        auto reply = protocol::encode_history(target->name(), messages, re);
+        post_to_session(hub, asker, [reply](chat_session& session) { session.output().send(reply); });
+    };
+    hub.history().complete(target->log(), std::move(answer), std::move(reply_later));
 }
 
 void chat_session::on_typing(request& req) {
