@@ -121,63 +121,77 @@ void chat_session::on_login(request& req) {
         fail(error_code::invalid_name, protocol::user_name_rule(), req.id);
         return;
     }
-    const auto& s = worker_.settings();
-    std::size_t max_sessions = 1;
-    std::optional<std::vector<std::string>> rooms_claim;
-    if (s.auth_mode == "token") {
-        if (req.token.empty()) {
-            refuse_login("login needs a token", req.id);
-            return;
-        }
-        const std::int64_t now_s = unix_millis() / 1000;
-        auto check = protocol::verify_hs256_token(req.token, s.auth_token_secret, now_s,
-                                                  static_cast<std::int64_t>(s.auth_token_leeway_ms / 1000));
-        if (!check.claims) {
-            // The client learns whether to fetch a fresh token; what exactly failed stays ours.
-            refuse_login(check.problem == protocol::token_problem::expired ? "the token has expired"
-                                                                            : "the token was not accepted",
-                         req.id);
-            return;
-        }
-        if (check.claims->subject != req.user) {
-            refuse_login("the token is for another user", req.id);
-            return;
-        }
-        max_sessions = s.max_sessions_per_user;
-        rooms_claim = std::move(check.claims->rooms);
+    std::optional<login_rights> rights = check_token(req);
+    if (!rights || !register_name(req, rights->max_sessions)) {
+        return;
     }
+    user_ = std::move(req.user);
+    if (cluster_link* cluster = worker_.hub().cluster()) {
+        claim_in_cluster(*cluster, std::move(req.id), std::move(rights->rooms));
+        return;
+    }
+    finish_login(cluster_link::claim_outcome::claimed, std::move(req.id), std::move(rights->rooms));
+}
+
+std::optional<chat_session::login_rights> chat_session::check_token(const request& req) {
+    const auto& s = worker_.settings();
+    if (s.auth_mode != "token") {
+        return login_rights{};
+    }
+    if (req.token.empty()) {
+        refuse_login("login needs a token", req.id);
+        return std::nullopt;
+    }
+    const std::int64_t now_s = unix_millis() / 1000;
+    auto check = protocol::verify_hs256_token(req.token, s.auth_token_secret, now_s,
+                                              static_cast<std::int64_t>(s.auth_token_leeway_ms / 1000));
+    if (!check.claims) {
+        // The client learns whether to fetch a fresh token; what exactly failed stays ours.
+        refuse_login(check.problem == protocol::token_problem::expired ? "the token has expired"
+                                                                        : "the token was not accepted",
+                     req.id);
+        return std::nullopt;
+    }
+    if (check.claims->subject != req.user) {
+        refuse_login("the token is for another user", req.id);
+        return std::nullopt;
+    }
+    return login_rights{s.max_sessions_per_user, std::move(check.claims->rooms)};
+}
+
+bool chat_session::register_name(const request& req, std::size_t max_sessions) {
     switch (worker_.hub().users().try_register(req.user, handle_, max_sessions)) {
     case registry::user_registry::outcome::registered:
-        break;
+        return true;
     case registry::user_registry::outcome::session_limit:
         fail(error_code::username_taken,
              "'" + req.user + "' is logged in on " + std::to_string(max_sessions) +
                  " connections already, the most allowed",
              req.id);
-        return;
+        return false;
     case registry::user_registry::outcome::name_taken:
     case registry::user_registry::outcome::invalid_name:
         fail(error_code::username_taken, "the name '" + req.user + "' is in use", req.id);
-        return;
+        return false;
     }
-    if (cluster_link* cluster = worker_.hub().cluster()) {
-        // The name is ours on this node; the cluster decides whether it is free everywhere.
-        claiming_ = true;
-        user_ = std::move(req.user);
-        worker_context& owner = worker_;
-        std::uint32_t session_id = handle_.session;
-        cluster->claim_name(user_, handle_,
-                            [&owner, session_id, re = req.id,
-                             claim = std::move(rooms_claim)](cluster_link::claim_outcome outcome) mutable {
-                                if (chat_session* session = owner.find_session(session_id);
-                                    session != nullptr && session->claiming_) {
-                                    session->finish_login(outcome, std::move(re), std::move(claim));
-                                }
-                            });
-        return;
-    }
-    user_ = std::move(req.user);
-    finish_login(cluster_link::claim_outcome::claimed, std::move(req.id), std::move(rooms_claim));
+    return false;
+}
+
+void chat_session::claim_in_cluster(cluster_link& cluster, std::string re,
+                                    std::optional<std::vector<std::string>> rooms_claim) {
+    // The name is ours on this node; the cluster decides whether it is free everywhere. Its
+    // answer comes on this worker's thread, and finds this session only if it still waits.
+    claiming_ = true;
+    worker_context& owner = worker_;
+    std::uint32_t session_id = handle_.session;
+    cluster.claim_name(user_, handle_,
+                       [&owner, session_id, re = std::move(re),
+                        claim = std::move(rooms_claim)](cluster_link::claim_outcome outcome) mutable {
+                           if (chat_session* session = owner.find_session(session_id);
+                               session != nullptr && session->claiming_) {
+                               session->finish_login(outcome, std::move(re), std::move(claim));
+                           }
+                       });
 }
 
 void chat_session::finish_login(cluster_link::claim_outcome outcome, std::string re,
@@ -215,6 +229,14 @@ void chat_session::refuse_login(std::string_view why, std::string_view re) {
 
 std::vector<chat_session::membership>::iterator chat_session::find_room(std::string_view name) {
     return std::find_if(rooms_.begin(), rooms_.end(), [&](const membership& m) { return m.joined->name() == name; });
+}
+
+std::vector<chat_session::membership>::iterator chat_session::room_of(const request& req) {
+    auto it = find_room(req.room);
+    if (it == rooms_.end()) {
+        fail(error_code::not_in_room, "you are not in '" + req.room + "'", req.id);
+    }
+    return it;
 }
 
 void chat_session::on_join(request& req) {
@@ -268,9 +290,8 @@ void chat_session::leave_room(std::vector<membership>::iterator it, bool disconn
 }
 
 void chat_session::on_leave(request& req) {
-    auto it = find_room(req.room);
+    auto it = room_of(req);
     if (it == rooms_.end()) {
-        fail(error_code::not_in_room, "you are not in '" + req.room + "'", req.id);
         return;
     }
     std::string name = it->joined->name();
@@ -309,9 +330,8 @@ bool chat_session::check_text(const request& req) {
 }
 
 void chat_session::on_say(request& req) {
-    auto found = find_room(req.room);
+    auto found = room_of(req);
     if (found == rooms_.end()) {
-        fail(error_code::not_in_room, "you are not in '" + req.room + "'", req.id);
         return;
     }
     membership* m = &*found;
@@ -408,9 +428,8 @@ void chat_session::on_rooms(request& req) {
 
 void chat_session::on_history(request& req) {
     const auto& s = worker_.settings();
-    auto found = find_room(req.room);
+    auto found = room_of(req);
     if (found == rooms_.end()) {
-        fail(error_code::not_in_room, "you are not in '" + req.room + "'", req.id);
         return;
     }
     membership* m = &*found;
@@ -437,9 +456,8 @@ void chat_session::on_history(request& req) {
 }
 
 void chat_session::on_typing(request& req) {
-    auto found = find_room(req.room);
+    auto found = room_of(req);
     if (found == rooms_.end()) {
-        fail(error_code::not_in_room, "you are not in '" + req.room + "'", req.id);
         return;
     }
     membership* m = &*found;
