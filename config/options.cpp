@@ -1,6 +1,7 @@
 #include "config/options.hpp"
 
 #include "config/redis_url.hpp"
+#include "protocol/names.hpp"
 
 #include <arpa/inet.h>
 
@@ -180,12 +181,8 @@ std::string check_origin(std::string_view text) {
 }
 
 std::string check_user_name(std::string_view text) {
-    bool ok = !text.empty() && text.size() <= 32 && std::all_of(text.begin(), text.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-               c == '-';
-    });
-    if (!ok) {
-        return "user names are 1-32 characters of A-Z a-z 0-9 _ . -, got '" + std::string(text) + "'";
+    if (!protocol::valid_user_name(text)) {
+        return protocol::user_name_rule() + ", got '" + std::string(text) + "'";
     }
     return {};
 }
@@ -199,12 +196,9 @@ std::string check_redis_url(std::string_view text) {
 }
 
 std::string check_node_id(std::string_view text) {
-    bool ok = text.size() <= 64 && std::all_of(text.begin(), text.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-               c == '-';
-    });
-    if (!ok) {
-        return "node ids are 1-64 characters of A-Z a-z 0-9 _ . -, got '" + std::string(text) + "'";
+    // Empty: the host name is used. Otherwise the room rule.
+    if (!text.empty() && !protocol::valid_room_name(text)) {
+        return protocol::name_rule("node ids", protocol::max_room_name) + ", got '" + std::string(text) + "'";
     }
     return {};
 }
@@ -743,16 +737,13 @@ std::string nearest(std::string_view wrong, std::span<const std::string> candida
 }
 
 std::string room_name_problem(std::string_view name) {
-    if (name.empty() || name.size() > 64) {
-        return "room name must be 1 to 64 characters, got " + std::to_string(name.size()) + " ('" +
-               std::string(name) + "')";
+    if (name.empty() || name.size() > protocol::max_room_name) {
+        return "room name must be 1 to " + std::to_string(protocol::max_room_name) + " characters, got " +
+               std::to_string(name.size()) + " ('" + std::string(name) + "')";
     }
-    for (char c : name) {
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                  c == '.' || c == '-';
-        if (!ok) {
-            return "room name may contain only A-Z a-z 0-9 _ . -, got '" + std::string(name) + "'";
-        }
+    if (!protocol::valid_room_name(name)) {
+        return "room name may contain only " + std::string(protocol::name_characters) + ", got '" +
+               std::string(name) + "'";
     }
     return {};
 }

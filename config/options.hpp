@@ -81,7 +81,7 @@ const option* find_flag(std::string_view flag);
 // "" otherwise.
 std::string nearest(std::string_view wrong, std::span<const std::string> candidates);
 
-// What is wrong with a permanent room name ("" when valid): 1-64 characters of A-Z a-z 0-9 _ . -
+// What is wrong with a permanent room name ("" when valid): protocol::valid_room_name's rule.
 std::string room_name_problem(std::string_view name);
 
 // `text` as a TOML basic string, quoted and escaped.

@@ -270,6 +270,15 @@ private:
         return true;
     }
 
+    // One or more digits (a fraction's, an exponent's); false when there is none.
+    bool read_digits() {
+        const char* const first = p_;
+        while (p_ != end_ && is_digit(*p_)) {
+            ++p_;
+        }
+        return p_ != first;
+    }
+
     // At '-' or a digit.
     bool read_number(json_value& value) {
         const char* const begin = p_;
@@ -295,11 +304,8 @@ private:
         const auto integer_digits = static_cast<std::size_t>(p_ - integer_part);
         bool fraction = false;
         if (consume('.')) {
-            if (p_ == end_ || !is_digit(*p_)) {
+            if (!read_digits()) {
                 return false;
-            }
-            while (p_ != end_ && is_digit(*p_)) {
-                ++p_;
             }
             fraction = true;
         }
@@ -308,11 +314,8 @@ private:
             if (!consume('+')) {
                 consume('-');
             }
-            if (p_ == end_ || !is_digit(*p_)) {
+            if (!read_digits()) {
                 return false;
-            }
-            while (p_ != end_ && is_digit(*p_)) {
-                ++p_;
             }
             exponent = true;
         }
@@ -527,6 +530,15 @@ void append_unescaped(std::string& out, std::string_view raw) {
         default: out.push_back(backslash[1]); break;  // '"', '\\' or '/'
         }
     }
+}
+
+std::string_view string_of(const json_value& value, std::string& scratch) {
+    if (!value.escaped) {
+        return value.raw;
+    }
+    scratch.clear();
+    append_unescaped(scratch, value.raw);
+    return scratch;
 }
 
 void assign_string(std::string& out, const json_value& value) {

@@ -43,5 +43,8 @@ void append_unescaped(std::string& out, std::string_view raw);
 
 // The string a json_kind::string value stands for.
 void assign_string(std::string& out, const json_value& value);
+// The same without a copy when the value has no escapes: its raw text, else the text unescaped
+// into scratch. The view lives as long as both the read text and scratch are unchanged.
+std::string_view string_of(const json_value& value, std::string& scratch);
 
 }  // namespace parley::protocol

@@ -22,20 +22,6 @@ constexpr std::array<std::pair<std::string_view, request_type>, 9> type_names{{
     {"typing", request_type::typing},
 }};
 
-bool valid_name(std::string_view name, std::size_t max) {
-    if (name.empty() || name.size() > max) {
-        return false;
-    }
-    for (char c : name) {
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_' || c == '.' || c == '-';
-        if (!ok) {
-            return false;
-        }
-    }
-    return true;
-}
-
 // At most max bytes of text, cut at a character boundary: the result is sent back inside JSON
 // text, and half a UTF-8 sequence there would make the whole frame invalid.
 std::string prefix_of(std::string_view text, std::size_t max) {
@@ -132,11 +118,7 @@ bool take_id(const fields& object, std::string& id, std::string& error) {
     switch (member->kind) {
     case json_kind::string: {
         std::string unescaped;
-        std::string_view value = member->raw;
-        if (member->escaped) {
-            append_unescaped(unescaped, member->raw);
-            value = unescaped;
-        }
+        std::string_view value = string_of(*member, unescaped);
         if (value.size() <= 64) {
             id.clear();
             append_json_string(id, value);
@@ -164,9 +146,6 @@ bool take_id(const fields& object, std::string& id, std::string& error) {
 }
 
 }  // namespace
-
-bool valid_user_name(std::string_view name) { return valid_name(name, 32); }
-bool valid_room_name(std::string_view name) { return valid_name(name, 64); }
 
 parse_result_request parse_request(std::string_view text) {
     // The request is filled where it is returned: it is six strings, too much to build and move.
@@ -211,11 +190,7 @@ void parse_request(std::string_view text, parse_result_request& result) {
         return;
     }
     std::string unescaped_type;
-    std::string_view type_name = type_member->raw;
-    if (type_member->escaped) {
-        append_unescaped(unescaped_type, type_member->raw);
-        type_name = unescaped_type;
-    }
+    std::string_view type_name = string_of(*type_member, unescaped_type);
     bool known = false;
     for (const auto& [name, type] : type_names) {
         if (name == type_name) {

@@ -42,8 +42,4 @@ parse_result_request parse_request(std::string_view text);
 // connection that sends one say after another parses without allocating.
 void parse_request(std::string_view text, parse_result_request& result);
 
-// Name rules of protocol v1: users 1-32, rooms 1-64 characters of [A-Za-z0-9_.-].
-bool valid_user_name(std::string_view name);
-bool valid_room_name(std::string_view name);
-
 }  // namespace parley::protocol

@@ -54,30 +54,27 @@ private:
     std::string& out_;
 };
 
-void append_payloads(payload_builder& b, const std::vector<shared_frame>& frames) {
+// A JSON array of items, each written by append(b, item).
+template <typename Items, typename Append>
+void append_array(payload_builder& b, const Items& items, Append append) {
     b.raw("[");
     bool first = true;
-    for (const auto& f : frames) {
+    for (const auto& item : items) {
         if (!first) {
             b.raw(",");
         }
         first = false;
-        b.raw(frame_payload(f.view()));
+        append(b, item);
     }
     b.raw("]");
 }
 
+void append_payloads(payload_builder& b, const std::vector<shared_frame>& frames) {
+    append_array(b, frames, [](payload_builder& out, const shared_frame& f) { out.raw(frame_payload(f.view())); });
+}
+
 void append_names(payload_builder& b, const std::vector<std::string>& names) {
-    b.raw("[");
-    bool first = true;
-    for (const auto& n : names) {
-        if (!first) {
-            b.raw(",");
-        }
-        first = false;
-        b.str(n);
-    }
-    b.raw("]");
+    append_array(b, names, [](payload_builder& out, const std::string& n) { out.str(n); });
 }
 
 }  // namespace
@@ -188,16 +185,10 @@ shared_frame encode_users(const std::vector<std::string>& users, std::string_vie
 
 shared_frame encode_rooms(const std::vector<std::pair<std::string, std::size_t>>& rooms, std::string_view re) {
     payload_builder b;
-    b.raw("{\"type\":\"rooms\",\"rooms\":[");
-    bool first = true;
-    for (const auto& [name, members] : rooms) {
-        if (!first) {
-            b.raw(",");
-        }
-        first = false;
-        b.raw("{\"name\":").str(name).raw(",\"members\":").num(static_cast<std::int64_t>(members)).raw("}");
-    }
-    b.raw("]");
+    b.raw("{\"type\":\"rooms\",\"rooms\":");
+    append_array(b, rooms, [](payload_builder& out, const std::pair<std::string, std::size_t>& room) {
+        out.raw("{\"name\":").str(room.first).raw(",\"members\":").num(static_cast<std::int64_t>(room.second)).raw("}");
+    });
     return b.re(re).frame();
 }
 

@@ -5,6 +5,7 @@
 #include "rooms/chat_hub.hpp"
 #include "rooms/chat_session.hpp"
 #include "rooms/room.hpp"
+#include "rooms/session_task.hpp"
 #include "rooms/worker_context.hpp"
 
 namespace parley::rooms {
@@ -22,15 +23,18 @@ std::vector<user_summary> list_users(chat_hub& hub) {
     return out;
 }
 
-std::size_t kick_user(chat_hub& hub, std::string_view user, std::string_view reason) {
+std::size_t kick_user(chat_hub& hub, std::string_view user, std::string_view reason, protocol::close_code code,
+                      std::string_view notice) {
     std::vector<registry::session_handle> handles;
     hub.users().lookup_all(user, handles);
+    // Encoded once for all of the user's connections.
+    protocol::shared_frame notice_frame = notice.empty() ? protocol::shared_frame{} : protocol::encode_system(notice);
     for (registry::session_handle h : handles) {
-        worker_context& owner = hub.worker(h.worker);
-        owner.executor().post([&owner, session = h.session, why = std::string(reason)] {
-            if (chat_session* s = owner.find_session(session)) {
-                s->output().close(protocol::close_code::kicked, why);
+        post_to_session(hub, h, [notice_frame, code, why = std::string(reason)](chat_session& s) {
+            if (notice_frame) {
+                s.output().send(notice_frame);
             }
+            s.output().close(code, why);
         });
     }
     return handles.size();

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "protocol/close_code.hpp"
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -23,9 +25,11 @@ struct user_summary {
 // Online users, sorted, with how many connections each holds.
 std::vector<user_summary> list_users(chat_hub& hub);
 
-// Closes every connection of user with 4000 and reason. Returns how many were asked to close
-// (0: the user is not online).
-std::size_t kick_user(chat_hub& hub, std::string_view user, std::string_view reason);
+// Closes every connection of user on this node with code and reason (an administrator's kick:
+// 4000 and the reason given), each connection first getting `notice` as a system line when it is
+// not empty. Returns how many were asked to close (0: the user is not online here).
+std::size_t kick_user(chat_hub& hub, std::string_view user, std::string_view reason,
+                      protocol::close_code code = protocol::close_code::kicked, std::string_view notice = {});
 
 // A `system` line to every logged-in connection.
 void announce_to_all(chat_hub& hub, std::string_view text);

@@ -1,9 +1,11 @@
 #include "rooms/chat_session.hpp"
 
 #include "protocol/access_token.hpp"
+#include "protocol/names.hpp"
 #include "protocol/server_messages.hpp"
 #include "rooms/chat_hub.hpp"
 #include "rooms/room.hpp"
+#include "rooms/session_task.hpp"
 #include "rooms/worker_context.hpp"
 
 #include <algorithm>
@@ -116,66 +118,80 @@ void chat_session::on_login(request& req) {
         return;
     }
     if (!protocol::valid_user_name(req.user)) {
-        fail(error_code::invalid_name, "user names are 1-32 characters of A-Z a-z 0-9 _ . -", req.id);
+        fail(error_code::invalid_name, protocol::user_name_rule(), req.id);
         return;
     }
-    const auto& s = worker_.settings();
-    std::size_t max_sessions = 1;
-    std::optional<std::vector<std::string>> rooms_claim;
-    if (s.auth_mode == "token") {
-        if (req.token.empty()) {
-            refuse_login("login needs a token", req.id);
-            return;
-        }
-        const std::int64_t now_s = unix_millis() / 1000;
-        auto check = protocol::verify_hs256_token(req.token, s.auth_token_secret, now_s,
-                                                  static_cast<std::int64_t>(s.auth_token_leeway_ms / 1000));
-        if (!check.claims) {
-            // The client learns whether to fetch a fresh token; what exactly failed stays ours.
-            refuse_login(check.problem == protocol::token_problem::expired ? "the token has expired"
-                                                                            : "the token was not accepted",
-                         req.id);
-            return;
-        }
-        if (check.claims->subject != req.user) {
-            refuse_login("the token is for another user", req.id);
-            return;
-        }
-        max_sessions = s.max_sessions_per_user;
-        rooms_claim = std::move(check.claims->rooms);
+    std::optional<login_rights> rights = check_token(req);
+    if (!rights || !register_name(req, rights->max_sessions)) {
+        return;
     }
+    user_ = std::move(req.user);
+    if (cluster_link* cluster = worker_.hub().cluster()) {
+        claim_in_cluster(*cluster, std::move(req.id), std::move(rights->rooms));
+        return;
+    }
+    finish_login(cluster_link::claim_outcome::claimed, std::move(req.id), std::move(rights->rooms));
+}
+
+std::optional<chat_session::login_rights> chat_session::check_token(const request& req) {
+    const auto& s = worker_.settings();
+    if (s.auth_mode != "token") {
+        return login_rights{};
+    }
+    if (req.token.empty()) {
+        refuse_login("login needs a token", req.id);
+        return std::nullopt;
+    }
+    const std::int64_t now_s = unix_millis() / 1000;
+    auto check = protocol::verify_hs256_token(req.token, s.auth_token_secret, now_s,
+                                              static_cast<std::int64_t>(s.auth_token_leeway_ms / 1000));
+    if (!check.claims) {
+        // The client learns whether to fetch a fresh token; what exactly failed stays ours.
+        refuse_login(check.problem == protocol::token_problem::expired ? "the token has expired"
+                                                                        : "the token was not accepted",
+                     req.id);
+        return std::nullopt;
+    }
+    if (check.claims->subject != req.user) {
+        refuse_login("the token is for another user", req.id);
+        return std::nullopt;
+    }
+    return login_rights{s.max_sessions_per_user, std::move(check.claims->rooms)};
+}
+
+bool chat_session::register_name(const request& req, std::size_t max_sessions) {
     switch (worker_.hub().users().try_register(req.user, handle_, max_sessions)) {
     case registry::user_registry::outcome::registered:
-        break;
+        return true;
     case registry::user_registry::outcome::session_limit:
         fail(error_code::username_taken,
              "'" + req.user + "' is logged in on " + std::to_string(max_sessions) +
                  " connections already, the most allowed",
              req.id);
-        return;
+        return false;
     case registry::user_registry::outcome::name_taken:
     case registry::user_registry::outcome::invalid_name:
         fail(error_code::username_taken, "the name '" + req.user + "' is in use", req.id);
-        return;
+        return false;
     }
-    if (cluster_link* cluster = worker_.hub().cluster()) {
-        // The name is ours on this node; the cluster decides whether it is free everywhere.
-        claiming_ = true;
-        user_ = std::move(req.user);
-        worker_context& owner = worker_;
-        std::uint32_t session_id = handle_.session;
-        cluster->claim_name(user_, handle_,
-                            [&owner, session_id, re = req.id,
-                             claim = std::move(rooms_claim)](cluster_link::claim_outcome outcome) mutable {
-                                if (chat_session* session = owner.find_session(session_id);
-                                    session != nullptr && session->claiming_) {
-                                    session->finish_login(outcome, std::move(re), std::move(claim));
-                                }
-                            });
-        return;
-    }
-    user_ = std::move(req.user);
-    finish_login(cluster_link::claim_outcome::claimed, std::move(req.id), std::move(rooms_claim));
+    return false;
+}
+
+void chat_session::claim_in_cluster(cluster_link& cluster, std::string re,
+                                    std::optional<std::vector<std::string>> rooms_claim) {
+    // The name is ours on this node; the cluster decides whether it is free everywhere. Its
+    // answer comes on this worker's thread, and finds this session only if it still waits.
+    claiming_ = true;
+    worker_context& owner = worker_;
+    std::uint32_t session_id = handle_.session;
+    cluster.claim_name(user_, handle_,
+                       [&owner, session_id, re = std::move(re),
+                        claim = std::move(rooms_claim)](cluster_link::claim_outcome outcome) mutable {
+                           if (chat_session* session = owner.find_session(session_id);
+                               session != nullptr && session->claiming_) {
+                               session->finish_login(outcome, std::move(re), std::move(claim));
+                           }
+                       });
 }
 
 void chat_session::finish_login(cluster_link::claim_outcome outcome, std::string re,
@@ -215,10 +231,18 @@ std::vector<chat_session::membership>::iterator chat_session::find_room(std::str
     return std::find_if(rooms_.begin(), rooms_.end(), [&](const membership& m) { return m.joined->name() == name; });
 }
 
+std::vector<chat_session::membership>::iterator chat_session::room_of(const request& req) {
+    auto it = find_room(req.room);
+    if (it == rooms_.end()) {
+        fail(error_code::not_in_room, "you are not in '" + req.room + "'", req.id);
+    }
+    return it;
+}
+
 void chat_session::on_join(request& req) {
     const auto& s = worker_.settings();
     if (!protocol::valid_room_name(req.room)) {
-        fail(error_code::invalid_name, "room names are 1-64 characters of A-Z a-z 0-9 _ . -", req.id);
+        fail(error_code::invalid_name, protocol::room_name_rule(), req.id);
         return;
     }
     if (!worker_.access().may_join(req.room, user_, worker_.grant_of(handle_.session))) {
@@ -242,23 +266,20 @@ void chat_session::on_join(request& req) {
                                      result.recovered, req.id, result.topic));
         return;
     }
-    for (;;) {
-        auto target = worker_.hub().rooms().find_or_create(req.room);
-        auto result = target->join(jr);
-        if (result.outcome == room::join_result::status::gone) {
-            continue;  // closed between lookup and join; the directory has a new one now
-        }
-        if (result.outcome == room::join_result::status::full) {
-            fail(error_code::room_full, "the room '" + req.room + "' is full", req.id);
-            return;
-        }
-        // Reply before any broadcast that was posted after our join can run on this worker.
-        send(protocol::encode_joined(target->name(), result.epoch, result.members, result.history, result.recovered,
-                                     req.id, result.topic));
-        worker_.add_member(target.get(), this, result.joined_event);
-        rooms_.push_back({std::move(target), 0});
+    room::join_result result;
+    auto target = worker_.hub().rooms().with_room(req.room, [&](room& r) {
+        result = r.join(jr);
+        return result.outcome != room::join_result::status::gone;
+    });
+    if (result.outcome == room::join_result::status::full) {
+        fail(error_code::room_full, "the room '" + req.room + "' is full", req.id);
         return;
     }
+    // Reply before any broadcast that was posted after our join can run on this worker.
+    send(protocol::encode_joined(target->name(), result.epoch, result.members, result.history, result.recovered,
+                                 req.id, result.topic));
+    worker_.add_member(target.get(), this, result.joined_event);
+    rooms_.push_back({std::move(target), 0});
 }
 
 void chat_session::leave_room(std::vector<membership>::iterator it, bool disconnected) {
@@ -269,9 +290,8 @@ void chat_session::leave_room(std::vector<membership>::iterator it, bool disconn
 }
 
 void chat_session::on_leave(request& req) {
-    auto it = find_room(req.room);
+    auto it = room_of(req);
     if (it == rooms_.end()) {
-        fail(error_code::not_in_room, "you are not in '" + req.room + "'", req.id);
         return;
     }
     std::string name = it->joined->name();
@@ -310,9 +330,8 @@ bool chat_session::check_text(const request& req) {
 }
 
 void chat_session::on_say(request& req) {
-    auto found = find_room(req.room);
+    auto found = room_of(req);
     if (found == rooms_.end()) {
-        fail(error_code::not_in_room, "you are not in '" + req.room + "'", req.id);
         return;
     }
     membership* m = &*found;
@@ -346,7 +365,7 @@ void chat_session::say_here(std::string_view room_name, std::string_view text, s
 
 void chat_session::on_dm(request& req) {
     if (!protocol::valid_user_name(req.to)) {
-        fail(error_code::invalid_name, "user names are 1-32 characters of A-Z a-z 0-9 _ . -", req.id);
+        fail(error_code::invalid_name, protocol::user_name_rule(), req.id);
         return;
     }
     if (!check_text(req)) {
@@ -380,14 +399,8 @@ void chat_session::on_dm(request& req) {
         if (target == handle_) {
             continue;
         }
-        worker_context& owner = worker_.hub().worker(target.worker);
-        std::uint32_t session_id = target.session;
-        owner.executor().post([&owner, session_id, frame] {
-            // The recipient may have gone since the lookup; then there is nobody to deliver to.
-            if (chat_session* s = owner.find_session(session_id)) {
-                s->output().send(frame);
-            }
-        });
+        // The recipient may have gone since the lookup; then there is nobody to deliver to.
+        post_to_session(worker_.hub(), target, [frame](chat_session& session) { session.output().send(frame); });
     }
 }
 
@@ -415,9 +428,8 @@ void chat_session::on_rooms(request& req) {
 
 void chat_session::on_history(request& req) {
     const auto& s = worker_.settings();
-    auto found = find_room(req.room);
+    auto found = room_of(req);
     if (found == rooms_.end()) {
-        fail(error_code::not_in_room, "you are not in '" + req.room + "'", req.id);
         return;
     }
     membership* m = &*found;
@@ -434,27 +446,21 @@ void chat_session::on_history(request& req) {
     // Older than memory holds: the store reads it on its own thread, so this worker's other
     // rooms are not kept waiting, and the reply is posted back here. The session may be gone
     // by then; its id is looked up again.
-    worker_context& owner = worker_;
-    std::uint32_t session_id = handle_.session;
+    chat_hub& hub = worker_.hub();
     std::shared_ptr<room> target = m->joined;
-    worker_.hub().history().complete(
-        target->log(), std::move(answer),
-        [&owner, session_id, target, re = req.id](std::optional<std::vector<protocol::shared_frame>> messages) {
-            auto reply = messages ? protocol::encode_history(target->name(), *messages, re)
-                                  : protocol::encode_error(error_code::unavailable,
-                                                           "the room's older history cannot be read right now", re);
-            owner.executor().post([&owner, session_id, reply = std::move(reply)] {
-                if (chat_session* asker = owner.find_session(session_id)) {
-                    asker->output().send(reply);
-                }
-            });
-        });
+    auto reply_later = [&hub, asker = handle_, target,
+                        re = req.id](std::optional<std::vector<protocol::shared_frame>> messages) {
+        auto reply = messages ? protocol::encode_history(target->name(), *messages, re)
+                              : protocol::encode_error(error_code::unavailable,
+                                                       "the room's older history cannot be read right now", re);
+        post_to_session(hub, asker, [reply](chat_session& session) { session.output().send(reply); });
+    };
+    hub.history().complete(target->log(), std::move(answer), std::move(reply_later));
 }
 
 void chat_session::on_typing(request& req) {
-    auto found = find_room(req.room);
+    auto found = room_of(req);
     if (found == rooms_.end()) {
-        fail(error_code::not_in_room, "you are not in '" + req.room + "'", req.id);
         return;
     }
     membership* m = &*found;

@@ -73,6 +73,19 @@ private:
     void on_history(request& req);
     void on_typing(request& req);
 
+    // What a login may hold: without tokens one session and every room; with a token, the
+    // configured sessions per user and the rooms the token names (all when it names none).
+    struct login_rights {
+        std::size_t max_sessions = 1;
+        std::optional<std::vector<std::string>> rooms;
+    };
+    // The token check of a login when the settings ask for tokens; a token that does not prove
+    // req.user refuses the login (refuse_login) and gives nullopt.
+    std::optional<login_rights> check_token(const request& req);
+    // Takes req.user in this node's registry; fails the request (false) when it is held.
+    bool register_name(const request& req, std::size_t max_sessions);
+    // Asks the cluster for the name (user_) on behalf of a login; finish_login runs when it answers.
+    void claim_in_cluster(cluster_link& cluster, std::string re, std::optional<std::vector<std::string>> rooms_claim);
     // The end of a login that waited for the cluster to grant the name.
     void finish_login(cluster_link::claim_outcome outcome, std::string re,
                       std::optional<std::vector<std::string>> rooms_claim);
@@ -83,6 +96,8 @@ private:
     // A login that could not prove its name: `unauthorized`, then close (1008).
     void refuse_login(std::string_view why, std::string_view re);
     std::vector<membership>::iterator find_room(std::string_view name);
+    // The membership req.room names; when there is none, fails req with not_in_room and gives end.
+    std::vector<membership>::iterator room_of(const request& req);
     bool check_text(const request& req);
     void leave_room(std::vector<membership>::iterator it, bool disconnected);
     void send(const protocol::shared_frame& frame) { output_.send(frame); }

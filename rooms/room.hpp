@@ -121,8 +121,6 @@ public:
     bool drop_node(std::string_view node);
     // Users with a session here in the room, sorted (what this node tells the cluster).
     std::vector<std::string> local_members() const;
-    // Users on other nodes, for the cluster's bookkeeping.
-    std::map<std::string, std::string, std::less<>> remote_members() const;
 
     // Replaces the log's content with the cluster's: epoch, and its newest messages (oldest
     // first). When the epoch or anything the local members were shown changed, they get a fresh
@@ -159,22 +157,14 @@ private:
     std::size_t all_members_locked() const { return members_.size() + remote_members_.size(); }
     // Requires mutex_. Closes when nobody is here on any node and the room is not declared.
     void close_if_unused_locked();
-    // Requires mutex_. A member of another node left: presence and, when disconnected, a line.
-    void remote_left_locked(std::string_view user, bool disconnected);
+    // Requires mutex_. Shows the members a leave: its presence frame and, when `disconnected`,
+    // a system line saying so.
+    void show_leave_locked(const protocol::shared_frame& presence, std::string_view user, bool disconnected,
+                           registry::session_handle except);
     // Requires mutex_. Removes the remote members (user, node) that `which` picks, as leaves.
+    // Defined in room_cluster.cpp, its only user.
     template <typename Predicate>
-    void drop_remote_locked(Predicate which, bool disconnected) {
-        for (auto it = remote_members_.begin(); it != remote_members_.end();) {
-            if (!which(*it)) {
-                ++it;
-                continue;
-            }
-            std::string user = it->first;
-            it = remote_members_.erase(it);
-            member_count_.fetch_sub(1, std::memory_order_relaxed);
-            remote_left_locked(user, disconnected);
-        }
-    }
+    void drop_remote_locked(Predicate which, bool disconnected);
 
     const std::string name_;
     room_log& log_;

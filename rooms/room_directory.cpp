@@ -36,14 +36,7 @@ std::shared_ptr<room> room_directory::find_or_create(std::string_view name) {
 }
 
 void room_directory::create_permanent(std::string_view name, std::string topic) {
-    for (;;) {
-        std::shared_ptr<room> r = find_or_create(name);
-        // Outside the shard lock: a room calls erase() (the shard lock) under its own lock.
-        // A room closing at this very moment is replaced by a new one on the next pass.
-        if (r->set_declared(true, topic)) {
-            return;
-        }
-    }
+    with_room(name, [&topic](room& r) { return r.set_declared(true, topic); });
 }
 
 void room_directory::declare(const std::vector<config::permanent_room>& rooms) {

@@ -27,6 +27,24 @@ public:
 
     std::shared_ptr<room> find(std::string_view name) const;
     std::shared_ptr<room> find_or_create(std::string_view name);
+
+    enum class if_missing { create, skip };
+    // Calls act(room&) on the room called name, made first when there is none (or, with
+    // if_missing::skip, returns null without calling act). A room closes when its last member
+    // leaves, possibly between the lookup and act: act then returns false (room::join's `gone`,
+    // set_declared's false, ...) and the lookup is made again, finding or making the room that
+    // replaces it. Returns the room act accepted.
+    // act runs outside the directory's locks (a room calls erase() under its own lock), and may
+    // run more than once.
+    template <typename Act>
+    std::shared_ptr<room> with_room(std::string_view name, Act&& act, if_missing missing = if_missing::create) {
+        for (;;) {
+            std::shared_ptr<room> r = missing == if_missing::create ? find_or_create(name) : find(name);
+            if (!r || act(*r)) {
+                return r;
+            }
+        }
+    }
     // A room that exists even with no members (declared in the configuration).
     void create_permanent(std::string_view name, std::string topic = {});
     // Makes exactly these rooms the declared ones: creates those missing, updates topics, and

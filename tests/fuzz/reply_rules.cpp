@@ -1,5 +1,6 @@
 #include "tests/fuzz/reply_rules.hpp"
 
+#include "protocol/names.hpp"
 #include "protocol/request.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 

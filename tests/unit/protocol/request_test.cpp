@@ -1,5 +1,6 @@
 // parse_request: JSON to typed requests, shape validation, the id echo, and name rules.
 
+#include "protocol/names.hpp"
 #include "protocol/request.hpp"
 #include "protocol/utf8.hpp"
 

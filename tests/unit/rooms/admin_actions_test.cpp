@@ -31,7 +31,23 @@ TEST(admin_actions, kick_closes_every_connection_of_the_user_with_4000) {
     ASSERT_EQ(alice.output.closes.size(), 1u);
     EXPECT_EQ(alice.output.closes[0].code, protocol::close_code::kicked);
     EXPECT_EQ(alice.output.closes[0].reason, "spam");
+    EXPECT_TRUE(alice.received("system").empty()) << "no notice unless one is given";
     EXPECT_TRUE(bob.output.closes.empty());
+}
+
+TEST(admin_actions, a_kick_may_say_why_first_and_close_with_another_code) {
+    chat_world world;
+    test_client& alice = world.login("alice", 1);
+    EXPECT_EQ(kick_user(world.hub(), "alice", "name taken", protocol::close_code::policy_violation,
+                        "the name is held elsewhere"),
+              1u);
+    world.run();
+    auto lines = alice.received("system");
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_EQ(lines[0].value("text", ""), "the name is held elsewhere");
+    ASSERT_EQ(alice.output.closes.size(), 1u);
+    EXPECT_EQ(alice.output.closes[0].code, protocol::close_code::policy_violation);
+    EXPECT_EQ(alice.output.closes[0].reason, "name taken");
 }
 
 TEST(admin_actions, an_announcement_reaches_every_logged_in_session_once) {

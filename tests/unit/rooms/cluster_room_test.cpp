@@ -194,7 +194,22 @@ TEST(cluster_room, a_dead_nodes_members_leave_as_disconnected) {
     ASSERT_EQ(got.size(), 2u);
     EXPECT_EQ(got[0]["user"], "bob");
     EXPECT_EQ(got[1]["text"], "bob disconnected");
-    EXPECT_EQ(lobby->remote_members(), (std::map<std::string, std::string, std::less<>>{{"carol", "node-c"}}));
+    EXPECT_EQ(lobby->member_count(), 2u);
+
+    // carol stays, and stays node-c's: a newcomer is shown her, and she leaves with node-c.
+    test_client& dave = world.login("dave", 0);
+    EXPECT_EQ(world.join(dave, "lobby")["members"], json({"alice", "carol", "dave"}));
+    alice.take();
+    lobby->drop_node("node-b");
+    world.run();
+    EXPECT_TRUE(alice.take().empty()) << "node-b had nobody left";
+    lobby->drop_node("node-c");
+    world.run();
+    got = alice.take();
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0]["user"], "carol");
+    EXPECT_EQ(got[0]["event"], "leave");
+    EXPECT_EQ(got[1]["text"], "carol disconnected");
 }
 
 TEST(cluster_room, detaching_and_rebasing_tell_members_the_room_starts_over) {
