@@ -257,8 +257,7 @@ void cluster_node::apply_snapshot_rooms(const redis_reply& rooms_listed) {
         seqs.try_emplace(r->name(), 0);
     }
     for (const auto& [name, seq] : seqs) {
-        auto r = hub_->rooms().find_or_create(name);
-        auto [room_epoch, last] = r->log_position();
+        auto [room_epoch, last] = room_position(name);
         if (room_epoch == epoch_ && last == seq) {
             // In step already.
         } else if (room_epoch == epoch_ && last < seq &&
@@ -267,9 +266,20 @@ void cluster_node::apply_snapshot_rooms(const redis_reply& rooms_listed) {
         } else {
             rebase_room(name, seq);
         }
-        r->close_if_unused();
     }
 
+}
+
+std::pair<std::int64_t, std::int64_t> cluster_node::room_position(const std::string& name) {
+    // A room's log outlives the room: looked at through a room made for the moment, which
+    // closes again at once when nobody is in it.
+    std::pair<std::int64_t, std::int64_t> position;
+    hub_->rooms().with_room(name, [&position](rooms::room& r) {
+        position = r.log_position();
+        r.close_if_unused();
+        return true;
+    });
+    return position;
 }
 
 void cluster_node::heartbeat() {

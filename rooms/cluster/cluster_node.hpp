@@ -161,6 +161,7 @@ private:
     void begin_sync();
     void register_and_snapshot();
     void apply_snapshot_rooms(const redis_reply& rooms_listed);
+    std::pair<std::int64_t, std::int64_t> room_position(const std::string& name);  // (epoch, last seq)
     // resend: the say went out before and its answer was lost; the script stores it only if it
     // did not arrive then.
     void send_say(const pending_say& say, bool resend = false);

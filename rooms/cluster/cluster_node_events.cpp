@@ -8,7 +8,10 @@
 #include "protocol/frame_encoder.hpp"
 #include "protocol/server_messages.hpp"
 #include "rooms/chat_hub.hpp"
+#include "rooms/admin_actions.hpp"
 #include "rooms/chat_session.hpp"
+#include "rooms/room_directory.hpp"
+#include "rooms/session_task.hpp"
 #include "rooms/cluster/cluster_keys.hpp"
 #include "rooms/cluster/stream_entries.hpp"
 #include "rooms/room.hpp"
@@ -21,6 +24,7 @@ namespace parley::cluster {
 
 using protocol::shared_frame;
 using rooms::room_event;
+using if_missing = rooms::room_directory::if_missing;
 
 namespace {
 
@@ -133,12 +137,11 @@ void cluster_node::handle_room_event(const cluster_event& e, const std::string& 
         }
     }
     shared_frame frame = protocol::frame_of_json(e.body);
-    for (;;) {
-        auto target = kind == room_event::join ? hub_->rooms().find_or_create(e.room) : hub_->rooms().find(e.room);
-        if (!target || target->apply_remote(kind, origin, e.user, frame, options_.presence_max_members)) {
-            break;
-        }
-    }
+    // A join may make the room here; any other event concerns a room only where it exists.
+    hub_->rooms().with_room(
+        e.room,
+        [&](rooms::room& r) { return r.apply_remote(kind, origin, e.user, frame, options_.presence_max_members); },
+        kind == room_event::join ? if_missing::create : if_missing::skip);
 }
 
 void cluster_node::apply_message(std::string_view room, std::int64_t seq, std::int64_t ts, std::string_view json,
@@ -164,19 +167,16 @@ void cluster_node::apply_message(std::string_view room, std::int64_t seq, std::i
     if (origin == options_.node_id && !ack.empty()) {
         ack_first = [&pending] { pending.node->deliver_ack(pending.ticket, pending.room, pending.seq); };
     }
-    for (;;) {
-        auto target = hub_->rooms().find_or_create(name);
-        auto outcome = target->apply_message(seq, ts, frame, from_stream, ack_first);
-        if (outcome == rooms::room::apply_outcome::gone) {
-            continue;  // closed meanwhile: the directory has a new one
-        }
-        if (outcome == rooms::room::apply_outcome::gap) {
-            // Messages before it never came (the node was catching up or lost some): fetch them
-            // from the stream, then this one.
-            catching_up_[name].push_back({seq, ts, std::string(json), std::string(origin), std::string(ack)});
-            catch_up(name, target->last_seq() + 1, seq - 1);
-        }
-        return;
+    auto outcome = rooms::room::apply_outcome::gone;
+    auto target = hub_->rooms().with_room(name, [&](rooms::room& r) {
+        outcome = r.apply_message(seq, ts, frame, from_stream, ack_first);
+        return outcome != rooms::room::apply_outcome::gone;  // closed meanwhile: the next one
+    });
+    if (outcome == rooms::room::apply_outcome::gap) {
+        // Messages before it never came (the node was catching up or lost some): fetch them
+        // from the stream, then this one.
+        catching_up_[name].push_back({seq, ts, std::string(json), std::string(origin), std::string(ack)});
+        catch_up(name, target->last_seq() + 1, seq - 1);
     }
 }
 
@@ -224,13 +224,14 @@ void cluster_node::rebase_room(const std::string& room, std::int64_t last_seq) {
                     }
                 }
                 std::reverse(newest.begin(), newest.end());
-                for (;;) {
-                    auto target = hub_->rooms().find_or_create(room);
-                    if (target->rebase(epoch_, last_seq, std::move(newest))) {
-                        target->close_if_unused();
-                        break;
+                // Copied for each try: a room that closed under the first keeps what it was given.
+                hub_->rooms().with_room(room, [&](rooms::room& r) {
+                    if (!r.rebase(epoch_, last_seq, newest)) {
+                        return false;
                     }
-                }
+                    r.close_if_unused();
+                    return true;
+                });
                 drain_queue(room);
             });
 }
@@ -261,19 +262,10 @@ void cluster_node::deliver_ack(std::string_view ticket, std::string_view room, s
     if (!t || t->sender.worker >= hub_->worker_count()) {
         return;
     }
-    rooms::worker_context& owner = hub_->worker(t->sender.worker);
-    shared_frame ack = protocol::encode_ack(t->re, room, seq);
-    std::uint32_t session = t->sender.session;
-    auto send = [&owner, session, ack] {
-        if (rooms::chat_session* s = owner.find_session(session)) {
-            s->output().send(ack);
-        }
-    };
-    if (rooms::worker_context::current() == &owner) {
-        send();  // the fan-out below may serve this worker at once too
-    } else {
-        owner.executor().post(std::move(send));
-    }
+    // At once on the sender's own worker: the fan-out that follows may serve it at once too.
+    rooms::run_on_session(*hub_, t->sender, [ack = protocol::encode_ack(t->re, room, seq)](rooms::chat_session& s) {
+        s.output().send(ack);
+    });
 }
 
 void cluster_node::deliver_dm(std::string_view user, std::string_view json) {
@@ -283,28 +275,13 @@ void cluster_node::deliver_dm(std::string_view user, std::string_view json) {
     }
     shared_frame frame = protocol::frame_of_json(json);
     for (registry::session_handle target : targets) {
-        rooms::worker_context& owner = hub_->worker(target.worker);
-        owner.executor().post([&owner, session = target.session, frame] {
-            if (rooms::chat_session* s = owner.find_session(session)) {
-                s->output().send(frame);
-            }
-        });
+        rooms::post_to_session(*hub_, target, [frame](rooms::chat_session& s) { s.output().send(frame); });
     }
 }
 
 void cluster_node::kick_local(const std::string& user) {
-    std::vector<registry::session_handle> targets;
-    hub_->users().lookup_all(user, targets);
-    shared_frame notice = protocol::encode_system("the name '" + user + "' is in use on another node of the cluster");
-    for (registry::session_handle target : targets) {
-        rooms::worker_context& owner = hub_->worker(target.worker);
-        owner.executor().post([&owner, session = target.session, notice] {
-            if (rooms::chat_session* s = owner.find_session(session)) {
-                s->output().send(notice);
-                s->output().close(protocol::close_code::policy_violation, "name taken in the cluster");
-            }
-        });
-    }
+    rooms::kick_user(*hub_, user, "name taken in the cluster", protocol::close_code::policy_violation,
+                     "the name '" + user + "' is in use on another node of the cluster");
 }
 
 // ---- the presence replica ----
@@ -329,12 +306,10 @@ void cluster_node::refresh_room_members(std::string_view room) {
             }
         }
     }
-    for (;;) {
-        auto target = members.empty() ? hub_->rooms().find(room) : hub_->rooms().find_or_create(room);
-        if (!target || target->set_remote_members(members)) {
-            return;
-        }
-    }
+    // Members make the room here; with none left it is only updated where it exists.
+    hub_->rooms().with_room(
+        room, [&members](rooms::room& r) { return r.set_remote_members(members); },
+        members.empty() ? if_missing::skip : if_missing::create);
 }
 
 void cluster_node::set_node_state(const std::string& node, node_state state) {

@@ -9,6 +9,7 @@
 #include "protocol/server_messages.hpp"
 #include "rooms/chat_hub.hpp"
 #include "rooms/chat_session.hpp"
+#include "rooms/session_task.hpp"
 #include "rooms/cluster/cluster_keys.hpp"
 #include "rooms/cluster/cluster_scripts.hpp"
 #include "rooms/cluster/stream_entries.hpp"
@@ -90,12 +91,10 @@ void cluster_node::submit_say(std::string_view room, std::string_view from, std:
     run([this, say = std::move(say)]() mutable {
         if (phase_ == phase::down) {
             // Redis went away after the session looked: the sender's session serves it alone.
-            hub_->worker(say.sender.worker).executor().post([this, say = std::move(say)] {
-                auto& owner = hub_->worker(say.sender.worker);
-                if (rooms::chat_session* s = owner.find_session(say.sender.session)) {
-                    s->say_here(say.room, say.text, say.ts, say.ack_id);
-                }
-            });
+            rooms::post_to_session(*hub_, say.sender,
+                                   [say = std::make_shared<const pending_say>(std::move(say))](rooms::chat_session& s) {
+                                       s.say_here(say->room, say->text, say->ts, say->ack_id);
+                                   });
             return;
         }
         say.nonce = ++next_nonce_;
@@ -147,13 +146,10 @@ void cluster_node::on_say_answer(std::uint64_t nonce, std::optional<redis_reply>
     } else if (reply->is_error()) {
         report(report_level::error, "a message to room '" + it->room + "' was refused by redis: " + reply->text);
         if (!it->ack_id.empty()) {
-            auto& owner = hub_->worker(it->sender.worker);
-            owner.executor().post([&owner, sender = it->sender, re = it->ack_id] {
-                if (rooms::chat_session* s = owner.find_session(sender.session)) {
-                    s->output().send(protocol::encode_error(protocol::error_code::unavailable,
-                                                            "the message could not be stored by the cluster", re));
-                }
-            });
+            auto refused = protocol::encode_error(protocol::error_code::unavailable,
+                                                  "the message could not be stored by the cluster", it->ack_id);
+            rooms::post_to_session(*hub_, it->sender,
+                                   [refused](rooms::chat_session& s) { s.output().send(refused); });
         }
     } else {
         messages_sequenced_.fetch_add(1, std::memory_order_relaxed);

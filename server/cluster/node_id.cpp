@@ -1,5 +1,7 @@
 #include "server/cluster/node_id.hpp"
 
+#include "protocol/names.hpp"
+
 #include <unistd.h>
 
 #include <array>
@@ -12,13 +14,12 @@ std::string default_node_id() {
         return "node";
     }
     std::string id(buffer.data());
-    if (id.size() > 64) {
-        id.resize(64);
+    // A node id follows the room-name rule (it is part of keys and events).
+    if (id.size() > protocol::max_room_name) {
+        id.resize(protocol::max_room_name);
     }
     for (char& c : id) {
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-                  c == '-';
-        if (!ok) {
+        if (!protocol::is_name_char(c)) {
             c = '-';
         }
     }
