@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Two builds of parleyd side by side, in one session: what a change did to the figures every
+issue that touches the daemon reports (docs/performance.md).
+
+  fan-out, 1 room of 1,000 and 100 rooms of 10 (window 8): deliveries per server CPU-second
+  idle: server RSS per logged-in connection at 19,900 connections
+
+Usage: tests/load/before_after_bench.py BEFORE_BUILD AFTER_BUILD [PAIRS]
+Each BUILD is a Release build directory with parleyd and parley-load (each build's own
+parley-load drives it). parleyd runs on core 0 with one worker and its default SQLite history
+(a fresh file per run), the load on core 1; each run waits until both cores are idle, and the
+two builds' runs alternate which goes first. Prints one JSON line per run, then the medians
+and their ratio (after / before).
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from history_bench import wait_idle  # noqa: E402
+
+LOADS = {
+    "fan-out 1 room x 1000": (["fanout", "--connections", "1000", "--rooms", "1", "--publishers", "1",
+                               "--window", "8", "--duration", "10"], "deliveries_per_server_cpu_s"),
+    "fan-out 100 rooms x 10": (["fanout", "--connections", "1000", "--rooms", "100", "--publishers", "100",
+                                "--window", "8", "--duration", "10"], "deliveries_per_server_cpu_s"),
+    "idle 19,900 connections": (["idle", "--connections", "19900", "--source-addrs", "4", "--hold", "3"],
+                                "bytes_per_connection"),
+}
+
+
+def run(build, load_args, config):
+    wait_idle()
+    state = tempfile.mkdtemp(prefix="parley-bench-")
+    daemon = subprocess.Popen(
+        ["taskset", "-c", "0", f"{build}/server/parleyd", "--config", config, "--bind", "127.0.0.1", "--port", "0",
+         "--threads", "1", "--history-path", f"{state}/history.db"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    port = None
+    for line in daemon.stdout:
+        found = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+        if found:
+            port = found.group(1)
+            break
+    if port is None:
+        sys.exit(f"{build}/server/parleyd did not start")
+    drain = subprocess.Popen(["cat"], stdin=daemon.stdout, stdout=subprocess.DEVNULL)
+    load = subprocess.run(["taskset", "-c", "1", f"{build}/tests/load/parley-load"] + load_args +
+                          ["--port", port, "--server-pid", str(daemon.pid)], capture_output=True, text=True, timeout=600)
+    daemon.send_signal(signal.SIGTERM)
+    daemon.wait(60)
+    drain.wait(10)
+    shutil.rmtree(state, ignore_errors=True)
+    lines = [l for l in load.stdout.splitlines() if l.startswith("{")]
+    if not lines:
+        sys.exit("parley-load failed: " + load.stdout + load.stderr)
+    return json.loads(lines[-1])
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    builds = {"before": sys.argv[1], "after": sys.argv[2]}
+    pairs = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as config:
+        # A publisher sends far more than the default 200 requests/s.
+        config.write("[limits]\nrate_limit_per_second = 10000000\nrate_limit_burst = 10000000\n")
+    for name, (args, figure) in LOADS.items():
+        values = {"before": [], "after": []}
+        for i in range(pairs):
+            for which in (["before", "after"] if i % 2 == 0 else ["after", "before"]):
+                r = run(builds[which], args, config.name)
+                values[which].append(r[figure])
+                print(json.dumps({"load": name, "build": which, figure: r[figure], "lost": r.get("lost"),
+                                  "core_busy": r.get("core_busy")}), flush=True)
+        b, a = statistics.median(values["before"]), statistics.median(values["after"])
+        print(f"{name}: {figure} median before {b:.0f}, after {a:.0f}, after/before {a / b:.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
