@@ -122,7 +122,7 @@ void chat_session::on_login(request& req) {
     const auto& s = worker_.settings();
     std::size_t max_sessions = 1;
     std::optional<std::vector<std::string>> rooms_claim;
-    if (s.auth_mode == "token") {
+    if (s.auth_mode == config::auth_mode::token) {
         if (req.token.empty()) {
             refuse_login("login needs a token", req.id);
             return;
@@ -373,7 +373,7 @@ void chat_session::on_dm(request& req) {
     // Every connection of the recipient gets it, and the sender's other connections get their
     // copy too, so each of a user's tabs shows the whole conversation. (Without tokens a name
     // is one connection: there are no others to look up.)
-    if (req.to != user_ && worker_.settings().auth_mode == "token") {
+    if (req.to != user_ && worker_.settings().auth_mode == config::auth_mode::token) {
         worker_.hub().users().lookup_all(user_, targets);
     }
     for (registry::session_handle target : targets) {

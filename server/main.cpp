@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
     if (!settings.cluster_redis.empty()) {
         spdlog::info("history shared by the cluster in redis (up to {} messages per room)",
                      settings.cluster_history_messages);
-    } else if (settings.history_store == "sqlite") {
+    } else if (settings.history_store == parley::config::history_backend::sqlite) {
         spdlog::info("history in {} (written every {} ms)", settings.history_path, settings.history_flush_interval_ms);
     } else {
         spdlog::info("history in memory only: lost at restart");
