@@ -1,9 +1,9 @@
 // parleyd: the parley chat server daemon.
 
+#include "config/command_line.hpp"
 #include "config/loader.hpp"
 #include "server/history_setup.hpp"
 #include "server/logging.hpp"
-#include "server/options.hpp"
 #include "server/server.hpp"
 #include "server/tls_context.hpp"
 
@@ -34,9 +34,9 @@ int main(int argc, char** argv) {
     // about 15 bytes less of heap per idle connection resident (docs/performance.md). The
     // per-thread cache in front of the bins still serves the frequent small allocations.
     mallopt(M_MXFAST, 0);
-    auto cli = parley::server::parse_command_line(argc, argv);
+    const parley::config::arguments cli = parley::config::parse_arguments(argc, argv);
     if (cli.show_help) {
-        std::fputs(parley::server::usage_text().c_str(), stdout);
+        std::fputs(parley::config::usage_text().c_str(), stdout);
         return 0;
     }
     if (cli.show_version) {
