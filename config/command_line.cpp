@@ -4,6 +4,7 @@
 
 #include <array>
 #include <optional>
+#include <vector>
 
 namespace parley::config {
 namespace {
@@ -148,6 +149,14 @@ arguments parse_arguments(std::span<const std::string_view> args) {
         }
     }
     return result;
+}
+
+arguments parse_arguments(int argc, const char* const* argv) {
+    std::vector<std::string_view> args;
+    for (int i = 1; i < argc; ++i) {
+        args.emplace_back(argv[i]);
+    }
+    return parse_arguments(args);
 }
 
 std::string usage_text() {

@@ -24,6 +24,8 @@ struct arguments {
 // `--port=9000`), --help/-h, --version. Stops at the first usage error. Values are not checked
 // here but by load(), which names the flag; an unknown --set key is a usage error.
 arguments parse_arguments(std::span<const std::string_view> args);
+// The same from main()'s argc and argv; argv[0], the program name, is skipped.
+arguments parse_arguments(int argc, const char* const* argv);
 
 // --help text, generated from the option table: each flag with its value name, the first
 // sentence of its help, its key and default.

@@ -178,6 +178,7 @@ private:
             }
             break;
         case value_type::string:
+        case value_type::choice:
             if (const auto* s = node.as_string()) {
                 return s->get();
             }

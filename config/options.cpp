@@ -1,14 +1,9 @@
 #include "config/options.hpp"
 
-#include "config/redis_url.hpp"
-#include "protocol/names.hpp"
+#include "config/option_checks.hpp"
+#include "config/option_text.hpp"
 
-#include <arpa/inet.h>
-
-#include <algorithm>
 #include <array>
-#include <charconv>
-#include <cmath>
 #include <limits>
 #include <type_traits>
 
@@ -27,24 +22,6 @@ struct field_traits<T settings::*> {
 
 template <auto Field>
 using field_type = typename field_traits<decltype(Field)>::type;
-
-std::string number_text(double v) {
-    // An integral value prints without a fraction, as a TOML integer, which the loader accepts
-    // for a number option; this keeps the sample file's `rate_limit_per_second = 200` readable.
-    if (std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < 1e15) {
-        return std::to_string(static_cast<long long>(v));
-    }
-    if (std::isnan(v)) {
-        return "nan";
-    }
-    if (std::isinf(v)) {
-        return v > 0 ? "inf" : "-inf";
-    }
-    std::array<char, 64> buffer{};
-    auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), v);
-    (void)ec;  // 64 characters always hold the shortest form of a double
-    return std::string(buffer.data(), end);
-}
 
 std::string strings_text(const std::vector<std::string>& v) {
     std::string text = "[";
@@ -80,6 +57,8 @@ std::string text_of(const settings& s) {
         return number_text(v);
     } else if constexpr (std::is_same_v<T, std::string>) {
         return toml_quote(v);
+    } else if constexpr (std::is_enum_v<T>) {
+        return toml_quote(name_of(v));
     } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
         return strings_text(v);
     } else {
@@ -98,6 +77,9 @@ void store(settings& s, const option_value& value) {
         s.*Field = static_cast<T>(std::get<std::int64_t>(value));
     } else if constexpr (std::is_same_v<T, double>) {
         s.*Field = std::get<double>(value);
+    } else if constexpr (std::is_enum_v<T>) {
+        // The word was checked against `allowed`, which is choice_words<T>::names.
+        s.*Field = *choice_of<T>(std::get<std::string>(value));
     } else {
         s.*Field = std::get<T>(value);
     }
@@ -119,6 +101,8 @@ constexpr value_type type_of() {
         return value_type::number;
     } else if constexpr (std::is_same_v<T, std::string>) {
         return value_type::string;
+    } else if constexpr (std::is_enum_v<T>) {
+        return value_type::choice;
     } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
         return value_type::string_list;
     } else {
@@ -138,75 +122,16 @@ option field(option o) {
             o.max = static_cast<double>(std::numeric_limits<T>::max());
         }
     }
+    if constexpr (std::is_enum_v<T>) {
+        o.allowed = choice_words<T>::names;
+    }
     o.text_of = &text_of<Field>;
     o.store = &store<Field>;
     o.copy = &copy<Field>;
     return o;
 }
 
-// ---- checks of string values ----
-
-std::string check_address(std::string_view text) {
-    std::string s(text);
-    unsigned char buffer[16];
-    if (inet_pton(AF_INET, s.c_str(), buffer) == 1 || inet_pton(AF_INET6, s.c_str(), buffer) == 1) {
-        return {};
-    }
-    return "must be an IPv4 or IPv6 address (0.0.0.0 or :: for every interface), got '" + s + "'";
-}
-
-std::string check_ws_path(std::string_view text) {
-    if (text.empty() || text.front() != '/') {
-        return "must start with '/', got '" + std::string(text) + "'";
-    }
-    if (text.find_first_of(" ?#\t\r\n") != std::string_view::npos) {
-        return "must be a plain path without spaces, '?' or '#', got '" + std::string(text) + "'";
-    }
-    return {};
-}
-
-std::string check_origin(std::string_view text) {
-    if (text == "*") {
-        return {};
-    }
-    auto scheme_end = text.find("://");
-    bool ok = scheme_end != std::string_view::npos && scheme_end > 0 && text.size() > scheme_end + 3 &&
-              text.find('/', scheme_end + 3) == std::string_view::npos;
-    if (!ok) {
-        return "entries must be \"*\" or an origin such as \"https://chat.example.com\" (scheme://host[:port], "
-               "no path), got '" +
-               std::string(text) + "'";
-    }
-    return {};
-}
-
-std::string check_user_name(std::string_view text) {
-    if (!protocol::valid_user_name(text)) {
-        return protocol::user_name_rule() + ", got '" + std::string(text) + "'";
-    }
-    return {};
-}
-
-std::string check_redis_url(std::string_view text) {
-    std::string why;
-    if (text.empty() || parse_redis_url(text, &why)) {
-        return {};
-    }
-    return why;
-}
-
-std::string check_node_id(std::string_view text) {
-    // Empty: the host name is used. Otherwise the room rule.
-    if (!text.empty() && !protocol::valid_room_name(text)) {
-        return protocol::name_rule("node ids", protocol::max_room_name) + ", got '" + std::string(text) + "'";
-    }
-    return {};
-}
-
-constexpr std::array<std::string_view, 2> auth_modes = {"none", "token"};
-constexpr std::array<std::string_view, 2> history_stores = {"sqlite", "memory"};
 constexpr std::array<std::string_view, 6> log_levels = {"trace", "debug", "info", "warn", "error", "off"};
-constexpr std::array<std::string_view, 2> log_formats = {"text", "json"};
 
 constexpr double kib = 1024;
 constexpr double mib = 1024 * kib;
@@ -214,9 +139,11 @@ constexpr double gib = 1024 * mib;
 constexpr double hour_ms = 3600 * 1000;
 constexpr double day_ms = 24 * hour_ms;
 
-const std::vector<option>& table() {
-    static const std::vector<option> options_table = {
-        // ---- [server] ----
+// ---- the table, one function per group of sections, in the order of sections() ----
+
+// [server] and [tls]
+void add_server_options(std::vector<option>& out) {
+    out.insert(out.end(), {
         field<&settings::bind>({.section = "server", .key = "bind",
             .help = "IPv4 or IPv6 address to listen on. 0.0.0.0 listens on every IPv4 interface, :: on "
                     "every IPv6 one (and IPv4 where the system maps it), 127.0.0.1 on this machine only.",
@@ -272,7 +199,12 @@ const std::vector<option>& table() {
             .help = "PEM file with the certificate's private key. Keep it readable by the daemon's user "
                     "only. Every reload reads it again, together with cert_file."}),
 
-        // ---- [limits] ----
+    });
+}
+
+// [limits]
+void add_limits_options(std::vector<option>& out) {
+    out.insert(out.end(), {
         field<&settings::max_connections>({.section = "limits", .key = "max_connections",
             .unit = "connections",
             .help = "Open connections (HTTP and WebSocket together) the daemon accepts; beyond it new "
@@ -330,7 +262,12 @@ const std::vector<option>& table() {
                     "clients are not taken for idle ones. 0: no pings. Must be below idle_timeout_ms.",
             .reloadable = true, .min = 0, .max = day_ms}),
 
-        // ---- [rooms] ----
+    });
+}
+
+// [rooms]
+void add_rooms_options(std::vector<option>& out) {
+    out.insert(out.end(), {
         field<&settings::max_room_members>({.section = "rooms", .key = "max_members", .unit = "members",
             .help = "Members one room may hold; one more join gets the error room_full.",
             .reloadable = true, .flag = "--max-room-members", .value_name = "N", .min = 1,
@@ -370,12 +307,17 @@ const std::vector<option>& table() {
                     "its members and users whose token names it. Other rooms exist while they have members.",
             .reloadable = true}),
 
-        // ---- [history] ----
+    });
+}
+
+// [history] and [auth]
+void add_history_and_auth_options(std::vector<option>& out) {
+    out.insert(out.end(), {
         field<&settings::history_store>({.section = "history", .key = "store",
             .help = "Where room history lives. sqlite: in the file at path, so rooms keep their messages and "
                     "their seq across restarts (written in batches by a thread of its own). memory: only in "
                     "memory (rooms.history_per_room per room), lost at restart.",
-            .flag = "--history-store", .value_name = "STORE", .allowed = history_stores}),
+            .flag = "--history-store", .value_name = "STORE"}),
         field<&settings::history_path>({.section = "history", .key = "path",
             .help = "The SQLite database file (made when missing, with its -wal and -shm files beside it, so "
                     "the directory must be writable). The systemd unit's state directory holds it.",
@@ -403,7 +345,7 @@ const std::vector<option>& table() {
             .help = "How a login proves its name. none: any free name is taken as given, and one name is one "
                     "connection. token: login carries a signed token (JWT, HS256) whose sub is the user name; "
                     "anything else gets unauthorized and the connection is closed.",
-            .reloadable = true, .flag = "--auth", .value_name = "MODE", .allowed = auth_modes}),
+            .reloadable = true, .flag = "--auth", .value_name = "MODE"}),
         field<&settings::auth_token_secret>({.section = "auth", .key = "token_secret",
             .help = "The HS256 key the web application signs tokens with, at least 32 bytes. Keep the file "
                     "readable by the daemon's user only.",
@@ -419,7 +361,12 @@ const std::vector<option>& table() {
                     "gets username_taken. In none mode a name is always one connection.",
             .reloadable = true, .min = 1, .max = 64}),
 
-        // ---- [admin] ----
+    });
+}
+
+// [admin], [log], [metrics] and [cluster]
+void add_admin_log_metrics_cluster_options(std::vector<option>& out) {
+    out.insert(out.end(), {
         field<&settings::admin_token>({.section = "admin", .key = "token",
             .help = "Bearer token of the admin API under /admin/ on the same port (list users and rooms, "
                     "kick, announce, close rooms), at least 16 bytes. Empty: the API is off and /admin/ "
@@ -434,7 +381,7 @@ const std::vector<option>& table() {
         field<&settings::log_format>({.section = "log", .key = "format",
             .help = "Log line format: text (one readable line per event) or json (one JSON object per line, "
                     "for log collectors).",
-            .flag = "--log-format", .value_name = "FORMAT", .allowed = log_formats}),
+            .flag = "--log-format", .value_name = "FORMAT"}),
         field<&settings::log_file>({.section = "log", .key = "file",
             .help = "File the log is appended to; empty: standard error (which systemd's journal collects).",
             .flag = "--log-file", .value_name = "PATH"}),
@@ -466,224 +413,28 @@ const std::vector<option>& table() {
                     "a cluster this is the shared history that `joined` and `history` read on every node, "
                     "in place of history.store.",
             .min = 100, .max = 100'000'000}),
-    };
+    });
+}
+
+const std::vector<option>& table() {
+    static const std::vector<option> options_table = [] {
+        std::vector<option> out;
+        add_server_options(out);
+        add_limits_options(out);
+        add_rooms_options(out);
+        add_history_and_auth_options(out);
+        add_admin_log_metrics_cluster_options(out);
+        return out;
+    }();
     return options_table;
 }
 
 constexpr std::array<std::string_view, 10> section_names = {"server", "tls", "limits", "rooms",   "history",
                                                             "auth",   "admin", "log",  "metrics", "cluster"};
 
-std::string bound_text(const option& o, double v) {
-    return o.type == value_type::whole ? std::to_string(static_cast<long long>(v)) : number_text(v);
-}
-
-std::string join(std::span<const std::string_view> words) {
-    std::string text;
-    for (std::size_t i = 0; i < words.size(); ++i) {
-        text += (i == 0 ? "" : ", ") + std::string(words[i]);
-    }
-    return text;
-}
-
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
-        text.remove_prefix(1);
-    }
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) {
-        text.remove_suffix(1);
-    }
-    return text;
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) {
-        row[j] = j;
-    }
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            std::size_t above = row[j];
-            std::size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-            row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
-            diagonal = above;
-        }
-    }
-    return row[b.size()];
-}
-
 }  // namespace
 
 std::string option::name() const { return std::string(section) + "." + std::string(key); }
-
-std::string_view option::expects() const {
-    switch (type) {
-    case value_type::boolean:
-        return "true or false";
-    case value_type::whole:
-        return "a whole number";
-    case value_type::number:
-        return "a number";
-    case value_type::string:
-        return "a string";
-    case value_type::string_list:
-        return "a list of strings";
-    case value_type::room_list:
-        return "[[rooms.permanent]] tables with a name, a topic, private and members";
-    }
-    return "a value";
-}
-
-std::string option::rule() const {
-    if (type == value_type::whole || type == value_type::number) {
-        return "from " + bound_text(*this, min) + " to " + bound_text(*this, max);
-    }
-    if (!allowed.empty()) {
-        return "one of " + join(allowed);
-    }
-    return {};
-}
-
-std::string option::set(settings& s, const option_value& v) const {
-    switch (type) {
-    case value_type::boolean:
-        if (!std::holds_alternative<bool>(v)) {
-            return "expects " + std::string(expects());
-        }
-        break;
-    case value_type::whole: {
-        if (!std::holds_alternative<std::int64_t>(v)) {
-            return "expects " + std::string(expects());
-        }
-        auto n = std::get<std::int64_t>(v);
-        // Bounds are below 2^53, so comparing as double is exact where it matters.
-        if (static_cast<double>(n) < min || static_cast<double>(n) > max) {
-            return "must be " + rule() + ", got " + std::to_string(n);
-        }
-        break;
-    }
-    case value_type::number: {
-        if (!std::holds_alternative<double>(v)) {
-            return "expects " + std::string(expects());
-        }
-        double d = std::get<double>(v);
-        if (!(d >= min && d <= max)) {
-            return "must be " + rule() + ", got " + number_text(d);
-        }
-        break;
-    }
-    case value_type::string: {
-        if (!std::holds_alternative<std::string>(v)) {
-            return "expects " + std::string(expects());
-        }
-        const auto& text = std::get<std::string>(v);
-        if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), text) == allowed.end()) {
-            return "must be " + rule() + "; got '" + text + "'";
-        }
-        if (check != nullptr) {
-            if (std::string why = check(text); !why.empty()) {
-                return why;
-            }
-        }
-        break;
-    }
-    case value_type::string_list: {
-        if (!std::holds_alternative<std::vector<std::string>>(v)) {
-            return "expects " + std::string(expects());
-        }
-        if (check != nullptr) {
-            for (const auto& entry : std::get<std::vector<std::string>>(v)) {
-                if (std::string why = check(entry); !why.empty()) {
-                    return why;
-                }
-            }
-        }
-        break;
-    }
-    case value_type::room_list: {
-        if (!std::holds_alternative<std::vector<permanent_room>>(v)) {
-            return "expects " + std::string(expects());
-        }
-        const auto& rooms = std::get<std::vector<permanent_room>>(v);
-        for (std::size_t i = 0; i < rooms.size(); ++i) {
-            if (std::string why = room_name_problem(rooms[i].name); !why.empty()) {
-                return why;
-            }
-            for (const std::string& member : rooms[i].members) {
-                if (std::string why = check_user_name(member); !why.empty()) {
-                    return "room '" + rooms[i].name + "' members: " + why;
-                }
-            }
-            for (std::size_t j = 0; j < i; ++j) {
-                if (rooms[j].name == rooms[i].name) {
-                    return "room '" + rooms[i].name + "' is declared twice";
-                }
-            }
-        }
-        break;
-    }
-    }
-    store(s, v);
-    return {};
-}
-
-std::string option::set_from_string(settings& s, std::string_view text) const {
-    const std::string quoted = "'" + std::string(text) + "'";
-    switch (type) {
-    case value_type::boolean:
-        if (text == "true" || text == "yes" || text == "on" || text == "1") {
-            return set(s, true);
-        }
-        if (text == "false" || text == "no" || text == "off" || text == "0") {
-            return set(s, false);
-        }
-        return "expects true or false, got " + quoted;
-    case value_type::whole: {
-        std::int64_t n = 0;
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-        if (ec == std::errc::result_out_of_range) {
-            return "must be " + rule() + ", got " + std::string(text);
-        }
-        if (ec != std::errc{} || end != text.data() + text.size()) {
-            return "expects a whole number, got " + quoted;
-        }
-        return set(s, n);
-    }
-    case value_type::number: {
-        double d = 0;
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
-        if (ec == std::errc::result_out_of_range) {
-            return "must be " + rule() + ", got " + std::string(text);
-        }
-        if (ec != std::errc{} || end != text.data() + text.size()) {
-            return "expects a number, got " + quoted;
-        }
-        return set(s, d);
-    }
-    case value_type::string:
-        return set(s, std::string(text));
-    case value_type::string_list: {
-        // Comma-separated on the command line: "https://a.example,https://b.example".
-        std::vector<std::string> entries;
-        if (!trim(text).empty()) {
-            std::size_t start = 0;
-            while (true) {
-                auto comma = text.find(',', start);
-                entries.emplace_back(trim(text.substr(start, comma - start)));
-                if (comma == std::string_view::npos) {
-                    break;
-                }
-                start = comma + 1;
-            }
-        }
-        return set(s, entries);
-    }
-    case value_type::room_list:
-        return "can only be set in the configuration file, as [[rooms.permanent]] tables";
-    }
-    return "cannot be set";
-}
 
 std::span<const option> options() { return table(); }
 
@@ -716,69 +467,6 @@ const option* find_flag(std::string_view flag) {
         }
     }
     return nullptr;
-}
-
-std::string nearest(std::string_view wrong, std::span<const std::string> candidates) {
-    std::string best;
-    std::size_t best_distance = std::numeric_limits<std::size_t>::max();
-    for (const auto& c : candidates) {
-        std::size_t d = edit_distance(wrong, c);
-        if (d < best_distance) {
-            best_distance = d;
-            best = c;
-        }
-    }
-    // Close enough to be a typo: two edits, or a third of the longer word for long names.
-    std::size_t allowed_distance = std::max<std::size_t>(2, std::max(wrong.size(), best.size()) / 3);
-    if (best.empty() || best_distance > allowed_distance || best_distance >= wrong.size()) {
-        return {};
-    }
-    return best;
-}
-
-std::string room_name_problem(std::string_view name) {
-    if (name.empty() || name.size() > protocol::max_room_name) {
-        return "room name must be 1 to " + std::to_string(protocol::max_room_name) + " characters, got " +
-               std::to_string(name.size()) + " ('" + std::string(name) + "')";
-    }
-    if (!protocol::valid_room_name(name)) {
-        return "room name may contain only " + std::string(protocol::name_characters) + ", got '" +
-               std::string(name) + "'";
-    }
-    return {};
-}
-
-std::string toml_quote(std::string_view text) {
-    std::string out = "\"";
-    for (char c : text) {
-        switch (c) {
-        case '"':
-            out += "\\\"";
-            break;
-        case '\\':
-            out += "\\\\";
-            break;
-        case '\n':
-            out += "\\n";
-            break;
-        case '\t':
-            out += "\\t";
-            break;
-        case '\r':
-            out += "\\r";
-            break;
-        default:
-            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-                static constexpr char hex[] = "0123456789ABCDEF";
-                out += "\\u00";
-                out += hex[(static_cast<unsigned char>(c) >> 4) & 0xf];
-                out += hex[static_cast<unsigned char>(c) & 0xf];
-            } else {
-                out += c;
-            }
-        }
-    }
-    return out + "\"";
 }
 
 }  // namespace parley::config

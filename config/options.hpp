@@ -17,6 +17,7 @@ enum class value_type {
     whole,        // unsigned integer field, bounded by min..max
     number,       // double, bounded by min..max
     string,       // free text, or one of `allowed`, and `check` when set
+    choice,       // an enumeration (auth_mode, ...): one of `allowed`, its words, read as a string
     string_list,  // each entry passes `check` when set
     room_list,    // the [[rooms.permanent]] tables {name, topic, private, members}
 };
@@ -41,7 +42,8 @@ struct option {
     std::string_view value_name{};  // what --help shows after the flag: "N", "BYTES", "ADDR"
     double min = 0;                // whole, number: the bounds, inclusive
     double max = 0;
-    std::span<const std::string_view> allowed{};  // string: the only values accepted; empty: any
+    std::span<const std::string_view> allowed{};  // string: the only values accepted; empty: any.
+                                                  // choice: filled in by the table (choice_words)
     std::string (*check)(std::string_view) = nullptr;  // string, list entry: what is wrong, or ""
     bool secret = false;           // never written to a log (reloads say only that it changed)
 

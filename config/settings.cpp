@@ -7,7 +7,8 @@
 namespace parley::config {
 namespace {
 
-// The loader checks these per key; settings built in code (tests, embedders) get the same rule.
+// The loader checks this per key; settings built in code (tests, embedders) get the same rule.
+// (auth.mode, history.store and log.format are enumerations: they cannot hold another value.)
 void check_allowed(std::string_view name, const std::string& value, std::vector<std::string>& out) {
     settings scratch;
     if (std::string why = find_option(name)->set(scratch, value); !why.empty()) {
@@ -37,7 +38,7 @@ std::vector<std::string> problems(const settings& s) {
         out.push_back("rooms.joined_history (" + std::to_string(s.joined_history) +
                       ") must not exceed rooms.history_per_room (" + std::to_string(s.history_per_room) + ")");
     }
-    if (s.history_store == "sqlite" && s.history_path.empty()) {
+    if (s.history_store == history_backend::sqlite && s.history_path.empty()) {
         out.push_back("history.path must name a file when history.store is \"sqlite\"");
     }
     if (s.history_default_limit > s.history_max_limit) {
@@ -55,7 +56,7 @@ std::vector<std::string> problems(const settings& s) {
             }
         }
     }
-    if (s.auth_mode == "token" && s.auth_token_secret.size() < 32) {
+    if (s.auth_mode == auth_mode::token && s.auth_token_secret.size() < 32) {
         out.push_back("auth.token_secret must be at least 32 bytes when auth.mode is \"token\" (it is " +
                       std::to_string(s.auth_token_secret.size()) + "): a short HS256 key can be guessed");
     }
@@ -64,7 +65,7 @@ std::vector<std::string> problems(const settings& s) {
                       "), or empty to turn the admin API off");
     }
     for (const auto& room : s.permanent_rooms) {
-        if (room.is_private && s.auth_mode != "token") {
+        if (room.is_private && s.auth_mode != auth_mode::token) {
             out.push_back("rooms.permanent: room '" + room.name +
                           "' is private, which needs auth.mode = \"token\": without tokens anyone may log in "
                           "with a member's name");
@@ -82,10 +83,7 @@ std::vector<std::string> problems(const settings& s) {
     if (std::any_of(s.allowed_origins.begin(), s.allowed_origins.end(), [](const auto& o) { return o.empty(); })) {
         out.push_back("server.allowed_origins must not contain an empty entry");
     }
-    check_allowed("auth.mode", s.auth_mode, out);
-    check_allowed("history.store", s.history_store, out);
     check_allowed("log.level", s.log_level, out);
-    check_allowed("log.format", s.log_format, out);
     return out;
 }
 

@@ -1,8 +1,11 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -22,6 +25,48 @@ struct permanent_room {
     std::vector<std::string> members;
     friend bool operator==(const permanent_room&, const permanent_room&) = default;
 };
+
+// The settings that take one of a fixed set of words. The option table reads the word once, when
+// the file or a flag gives it (an unknown word is a config error listing the allowed ones), and
+// stores the enumerator; code compares enumerators, and name_of() gives the word back for --help,
+// the reference, reload messages and anything else that prints the configuration.
+enum class auth_mode { none, token };           // auth.mode
+enum class history_backend { sqlite, memory };  // history.store
+enum class log_format { text, json };           // log.format
+
+// The words of each such enumeration, in the order of its enumerators.
+template <typename E>
+struct choice_words;
+template <>
+struct choice_words<auth_mode> {
+    static constexpr std::array<std::string_view, 2> names = {"none", "token"};
+};
+template <>
+struct choice_words<history_backend> {
+    static constexpr std::array<std::string_view, 2> names = {"sqlite", "memory"};
+};
+template <>
+struct choice_words<log_format> {
+    static constexpr std::array<std::string_view, 2> names = {"text", "json"};
+};
+
+// The word for `value` ("token"); empty for a value outside the enumeration.
+template <typename E>
+constexpr std::string_view name_of(E value) {
+    const auto i = static_cast<std::size_t>(value);
+    return i < choice_words<E>::names.size() ? choice_words<E>::names[i] : std::string_view();
+}
+
+// The enumerator whose word is `word`, exactly (case matters); nullopt for any other word.
+template <typename E>
+constexpr std::optional<E> choice_of(std::string_view word) {
+    for (std::size_t i = 0; i < choice_words<E>::names.size(); ++i) {
+        if (choice_words<E>::names[i] == word) {
+            return static_cast<E>(i);
+        }
+    }
+    return std::nullopt;
+}
 
 // Every tunable of the daemon with its default. The option table in config/options.cpp maps
 // each field to its `[section] key` in the TOML file (and to a command-line flag for some), with
@@ -69,7 +114,7 @@ struct settings {
     std::vector<permanent_room> permanent_rooms;
 
     // [history]
-    std::string history_store = "sqlite";  // sqlite (a file, survives restarts) or memory
+    history_backend history_store = history_backend::sqlite;  // sqlite (a file, survives restarts) or memory
     std::string history_path = "/var/lib/parley/history.db";  // the SQLite file
     std::uint32_t history_flush_interval_ms = 50;  // longest a message waits to be written
     std::size_t history_batch_size = 10000;        // messages written at once when this many wait
@@ -77,7 +122,8 @@ struct settings {
     double history_retain_days = 0;                // older messages are deleted; 0: kept
 
     // [auth]
-    std::string auth_mode = "none";         // none: any free name; token: a signed token names the user
+    // none: any free name; token: a signed token names the user. (Qualified: the member hides the type.)
+    config::auth_mode auth_mode = config::auth_mode::none;
     std::string auth_token_secret;          // HS256 key shared with the application minting tokens
     std::uint32_t auth_token_leeway_ms = 30000;  // clock difference tolerated for exp and nbf
     std::size_t max_sessions_per_user = 8;  // token mode: connections one user may hold at once
@@ -87,7 +133,7 @@ struct settings {
 
     // [log]
     std::string log_level = "info";   // trace, debug, info, warn, error, off
-    std::string log_format = "text";  // text or json (one object per line)
+    config::log_format log_format = config::log_format::text;  // text or json (one object per line)
     std::string log_file;             // empty: stderr
 
     // [metrics]

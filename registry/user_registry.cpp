@@ -1,9 +1,10 @@
 #include "registry/user_registry.hpp"
 
+#include "registry/read_reclaim.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <bit>
-#include <cassert>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -271,127 +272,17 @@ static_assert(sizeof(table) % alignof(std::atomic<const bucket*>) == 0);
 // A table holds about one entry per slot: it grows past one and shrinks below a quarter.
 std::size_t capacity_for(std::size_t count) noexcept { return std::max<std::size_t>(8, std::bit_ceil(count)); }
 
-// ---------------------------------------------------------------------------------------------
-// Reclamation. Each reader thread owns a slot whose sequence number is odd while it is inside a
-// lookup. A writer that unpublishes a bucket or a table notes which slots are odd right after
-// publishing the replacement; the old block is freed once each of those slots has moved on, by a
-// later write to the same shard or by the registry's destructor. Readers only write their own
-// cache line, so lookups on different threads share nothing that is written, and never wait.
-
-struct alignas(cache_line) reader_slot {
-    std::atomic<std::uint64_t> seq{0};
-    std::atomic<bool> in_use{false};
-    reader_slot* next = nullptr;  // written once before the slot is published, then immutable
-};
-
-class reader_domain {
-public:
-    // Never destroyed: threads may still leave lookups while statics are torn down at exit.
-    static reader_domain& instance() {
-        static reader_domain* const domain = new reader_domain;
-        return *domain;
-    }
-
-    reader_slot* acquire() {
-        for (reader_slot* s = head_.load(std::memory_order_seq_cst); s; s = s->next) {
-            bool expected = false;
-            if (!s->in_use.load(std::memory_order_relaxed) &&
-                s->in_use.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
-                return s;
-            }
-        }
-        auto* s = new reader_slot;
-        s->in_use.store(true, std::memory_order_relaxed);
-        std::lock_guard lock(append_mutex_);
-        s->next = head_.load(std::memory_order_relaxed);
-        // seq_cst, like every access to head_: a writer's scan that misses this slot is then ordered
-        // before the slot's first read section, which therefore sees the writer's new pointers.
-        head_.store(s, std::memory_order_seq_cst);
-        return s;
-    }
-
-    void release(reader_slot* s) noexcept { s->in_use.store(false, std::memory_order_release); }
-
-    reader_slot* first() const noexcept { return head_.load(std::memory_order_seq_cst); }
-
-private:
-    std::mutex append_mutex_;
-    std::atomic<reader_slot*> head_{nullptr};
-};
-
-// A plain pointer (constant-initialized, so reading it costs one TLS load with no init check); the
-// object that hands the slot back at thread exit is only touched on a thread's first lookup.
-thread_local reader_slot* this_thread_slot = nullptr;
-thread_local bool this_thread_exited = false;
-
-struct slot_owner {
-    reader_slot* slot = nullptr;
-    ~slot_owner() {
-        if (slot) {
-            reader_domain::instance().release(slot);
-        }
-        this_thread_slot = nullptr;
-        this_thread_exited = true;
-    }
-};
-
-reader_slot& register_this_thread() {
-    if (this_thread_exited) {
-        // A lookup from another thread_local's destructor after ours ran: take a slot for good
-        // rather than touch the destroyed owner. It is one cache line, once per such thread.
-        this_thread_slot = reader_domain::instance().acquire();
-        return *this_thread_slot;
-    }
-    thread_local slot_owner owner;
-    owner.slot = reader_domain::instance().acquire();
-    this_thread_slot = owner.slot;
-    return *owner.slot;
-}
-
-class read_section {
-public:
-    read_section() : slot_(this_thread_slot ? *this_thread_slot : register_this_thread()) {
-        const std::uint64_t seq = slot_.seq.load(std::memory_order_relaxed);
-        assert((seq & 1) == 0 && "read sections do not nest");
-        seq_ = seq + 1;
-        // seq_cst pairs with the writer's seq_cst publish and scan: either the writer sees this
-        // slot odd, or this thread's next loads see the new table or bucket.
-        slot_.seq.store(seq_, std::memory_order_seq_cst);
-    }
-    ~read_section() { slot_.seq.store(seq_ + 1, std::memory_order_release); }
-    read_section(const read_section&) = delete;
-    read_section& operator=(const read_section&) = delete;
-
-private:
-    reader_slot& slot_;
-    std::uint64_t seq_;
-};
-
-// Blocks unpublished by one write, waiting for the read sections that were open when it happened.
-struct retired_blocks {
-    const table* old_table = nullptr;  // its buckets are listed separately when they go too
-    std::vector<const bucket*> buckets;
-    std::vector<std::pair<const reader_slot*, std::uint64_t>> readers;
-
-    bool quiescent() const noexcept {
-        // acquire: a reader's end-of-section store then happens-before the free.
-        return std::all_of(readers.begin(), readers.end(), [](const auto& r) {
-            return r.first->seq.load(std::memory_order_acquire) != r.second;
-        });
-    }
-
-    void free() const noexcept {
-        for (const bucket* b : buckets) {
-            bucket::destroy(b);
-        }
-        table::destroy(old_table);
-    }
-};
+void free_bucket(const void* b) noexcept { bucket::destroy(static_cast<const bucket*>(b)); }
+void free_table(const void* t) noexcept { table::destroy(static_cast<const table*>(t)); }
 
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
 
+// Readers (lookup, lookup_all) load `current` and a slot of it inside a read_section, without the
+// mutex. Writers hold the mutex, publish new tables and buckets with seq_cst stores, and hand what
+// they replaced to `retired`, which frees it once no reader can still be looking at it (see
+// registry/read_reclaim.hpp).
 struct user_registry::shard {
     // The only field readers touch, alone on its line so writers' bookkeeping does not evict it.
     alignas(cache_line) std::atomic<table*> current{nullptr};
@@ -399,14 +290,10 @@ struct user_registry::shard {
     alignas(cache_line) std::mutex mutex;
     std::atomic<std::size_t> count{0};     // entries (sessions); written under mutex, read without it
     std::atomic<std::size_t> names{0};     // distinct names; likewise
-    std::vector<retired_blocks> retired;  // guarded by mutex
+    retire_list retired;                   // guarded by mutex
 
-    ~shard() {
-        table::destroy_with_buckets(current.load(std::memory_order_relaxed));
-        for (const retired_blocks& r : retired) {
-            r.free();
-        }
-    }
+    // `retired` is destroyed after this body and frees what still waits in it.
+    ~shard() { table::destroy_with_buckets(current.load(std::memory_order_relaxed)); }
 
     // The rest runs under mutex. Writers are the only ones to free anything, so under the mutex the
     // current table and its buckets can be read without a read section.
@@ -445,26 +332,19 @@ struct user_registry::shard {
     }
 
 private:
-    void reserve_retired() {
-        if (retired.size() == retired.capacity()) {
-            retired.reserve(std::max<std::size_t>(4, 2 * retired.capacity()));
-        }
-    }
-
     void replace_bucket(table& t, std::size_t slot, const bucket* old, const bucket* next) {
         try {
-            reserve_retired();
+            retired.reserve();
         } catch (...) {
             bucket::destroy(next);
             throw;
         }
         // Readers share the table; a write changes one slot, in one atomic store.
         t.publish(slot, next);
-        reclaim();
         if (old) {
-            retired_blocks r;
-            r.buckets.push_back(old);
-            retire(std::move(r));
+            retired.retire(retired_block{old, &free_bucket});
+        } else {
+            retired.reclaim();
         }
     }
 
@@ -473,11 +353,12 @@ private:
         const table* old = current.load(std::memory_order_relaxed);
         std::vector<entry> entries;
         entries.reserve(n);
-        std::vector<const bucket*> old_buckets;
+        std::vector<retired_block> old_blocks;
         if (old) {
+            old_blocks.push_back({old, &free_table});
             for (std::size_t i = 0; i < old->capacity(); ++i) {
                 if (const bucket* b = old->peek(i)) {
-                    old_buckets.push_back(b);
+                    old_blocks.push_back({b, &free_bucket});
                     for (const entry& e : *b) {
                         if (&e != removed) {
                             entries.push_back(e);
@@ -491,44 +372,13 @@ private:
         }
         std::unique_ptr<table, void (*)(const table*)> next(table::build(capacity_for(n), entries),
                                                             table::destroy_with_buckets);
-        reserve_retired();
+        retired.reserve();
         current.store(next.release(), std::memory_order_seq_cst);
         count.store(n, std::memory_order_relaxed);
-        reclaim();
         if (old) {
-            retire(retired_blocks{old, std::move(old_buckets), {}});
-        }
-    }
-
-    // Frees the retired blocks whose readers have all left.
-    void reclaim() noexcept {
-        std::size_t kept = 0;
-        for (std::size_t i = 0; i < retired.size(); ++i) {
-            if (retired[i].quiescent()) {
-                retired[i].free();
-            } else if (kept++ != i) {
-                // Never self-move: a vector moved onto itself comes out empty.
-                retired[kept - 1] = std::move(retired[i]);
-            }
-        }
-        retired.resize(kept);
-    }
-
-    // r's blocks were just unpublished. A read section that opens after the scan below loads the
-    // new pointers (both sides are seq_cst), so only the sections seen open here can hold r's
-    // blocks. noexcept: they are unreachable already and must not be lost, so running out of
-    // memory here ends the process instead.
-    void retire(retired_blocks&& r) noexcept {
-        for (const reader_slot* s = reader_domain::instance().first(); s; s = s->next) {
-            const std::uint64_t seq = s->seq.load(std::memory_order_seq_cst);
-            if (seq & 1) {
-                r.readers.emplace_back(s, seq);
-            }
-        }
-        if (r.readers.empty()) {
-            r.free();
+            retired.retire(std::move(old_blocks));
         } else {
-            retired.push_back(std::move(r));  // capacity reserved before publishing
+            retired.reclaim();
         }
     }
 };
@@ -602,7 +452,7 @@ std::optional<session_handle> user_registry::lookup(std::string_view name) const
     const shard& s = shard_for(key);
     read_section section;
     // Both loads are seq_cst, which costs nothing extra on x86 and orders them after the section's
-    // opening store for the writers' scan (see shard::retire).
+    // opening store for the writers' scan (see registry/read_reclaim.hpp).
     const table* t = s.current.load(std::memory_order_seq_cst);
     const bucket* b = t ? t->load(t->slot_of(key)) : nullptr;
     if (b) {

@@ -37,11 +37,6 @@ public:
     // Names are 1 to 32 bytes; an empty or longer name is `invalid_name`.
     outcome try_register(std::string_view name, session_handle handle, std::size_t max_sessions);
 
-    // One session per name: true when this call inserted it.
-    bool try_register(std::string_view name, session_handle handle) {
-        return try_register(name, handle, 1) == outcome::registered;
-    }
-
     // Removes this handle's hold on name (a stale logout never evicts another session).
     bool unregister(std::string_view name, session_handle handle);
 

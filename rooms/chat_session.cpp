@@ -135,7 +135,7 @@ void chat_session::on_login(request& req) {
 
 std::optional<chat_session::login_rights> chat_session::check_token(const request& req) {
     const auto& s = worker_.settings();
-    if (s.auth_mode != "token") {
+    if (s.auth_mode != config::auth_mode::token) {
         return login_rights{};
     }
     if (req.token.empty()) {
@@ -392,7 +392,7 @@ void chat_session::on_dm(request& req) {
     // Every connection of the recipient gets it, and the sender's other connections get their
     // copy too, so each of a user's tabs shows the whole conversation. (Without tokens a name
     // is one connection: there are no others to look up.)
-    if (req.to != user_ && worker_.settings().auth_mode == "token") {
+    if (req.to != user_ && worker_.settings().auth_mode == config::auth_mode::token) {
         worker_.hub().users().lookup_all(user_, targets);
     }
     for (registry::session_handle target : targets) {

@@ -13,7 +13,7 @@ namespace parley::server {
 std::unique_ptr<rooms::history_store> open_history(const config::settings& settings) {
     constexpr double day_ms = 24.0 * 3600 * 1000;
     auto max_age_ms = static_cast<std::int64_t>(std::llround(settings.history_retain_days * day_ms));
-    if (settings.history_store == "memory") {
+    if (settings.history_store == config::history_backend::memory) {
         return rooms::make_memory_history_store(settings.history_per_room, rooms::unix_millis(), max_age_ms);
     }
     rooms::sqlite_history_options options;

@@ -335,10 +335,7 @@ void setup_logging(const log_options& options) {
     if (!level) {
         throw unknown_level(options.level);
     }
-    bool json = options.format == "json";
-    if (!json && options.format != "text") {
-        throw std::runtime_error(fmt::format("unknown log format '{}' (text or json)", options.format));
-    }
+    const bool json = options.format == config::log_format::json;
 
     spdlog::sink_ptr sink;
     if (options.file.empty()) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "config/settings.hpp"
+
 #include <boost/container/small_vector.hpp>
 #include <spdlog/fmt/fmt.h>
 
@@ -13,7 +15,7 @@ namespace parley::server {
 // Where and how parleyd writes its log.
 struct log_options {
     std::string level = "info";   // trace, debug, info, warn, error, critical, off
-    std::string format = "text";  // text or json
+    config::log_format format = config::log_format::text;
     std::string file;             // empty: stderr; otherwise appended to
 };
 
@@ -26,9 +28,8 @@ struct log_options {
 //   json  {"ts":"2026-11-30T20:15:03.123Z","level":"info","logger":"parley","msg":"connection closed",
 //          "peer":"1.2.3.4:5678","user":"alice"}
 // Times are UTC with milliseconds. Levels print as trace, debug, info, warn, error, critical.
-// Throws std::runtime_error with one plain sentence: "unknown log level 'x' (...)", "unknown log
-// format 'x' (text or json)", or "cannot open log file PATH: reason". On a throw the previous
-// logger stays in place.
+// Throws std::runtime_error with one plain sentence: "unknown log level 'x' (...)" or "cannot open
+// log file PATH: reason". On a throw the previous logger stays in place.
 void setup_logging(const log_options& options);
 
 // Changes the level of every logger (a config reload). Any thread. Throws std::runtime_error on

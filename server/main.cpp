@@ -1,9 +1,9 @@
 // parleyd: the parley chat server daemon.
 
+#include "config/command_line.hpp"
 #include "config/loader.hpp"
 #include "server/history_setup.hpp"
 #include "server/logging.hpp"
-#include "server/options.hpp"
 #include "server/server.hpp"
 #include "server/tls_context.hpp"
 
@@ -100,7 +100,7 @@ void log_started(const server::server& daemon, const config::settings& settings,
     if (!settings.cluster_redis.empty()) {
         spdlog::info("history shared by the cluster in redis (up to {} messages per room)",
                      settings.cluster_history_messages);
-    } else if (settings.history_store == "sqlite") {
+    } else if (settings.history_store == parley::config::history_backend::sqlite) {
         spdlog::info("history in {} (written every {} ms)", settings.history_path, settings.history_flush_interval_ms);
     } else {
         spdlog::info("history in memory only: lost at restart");
@@ -119,9 +119,9 @@ int main(int argc, char** argv) {
     // about 15 bytes less of heap per idle connection resident (docs/performance.md). The
     // per-thread cache in front of the bins still serves the frequent small allocations.
     mallopt(M_MXFAST, 0);
-    auto cli = server::parse_command_line(argc, argv);
+    const parley::config::arguments cli = parley::config::parse_arguments(argc, argv);
     if (cli.show_help) {
-        std::fputs(server::usage_text().c_str(), stdout);
+        std::fputs(parley::config::usage_text().c_str(), stdout);
         return 0;
     }
     if (cli.show_version) {

@@ -88,7 +88,7 @@ std::optional<web_answer> answer_web_request(const web_request& request) {
 std::string client_settings_json(const config::settings& settings) {
     nlohmann::json body = {
         {"ws_path", settings.ws_path},
-        {"auth", settings.auth_mode},
+        {"auth", std::string(config::name_of(settings.auth_mode))},
         {"max_text_bytes", settings.max_text_bytes},
     };
     return body.dump();

@@ -355,7 +355,7 @@ public:
         hub_ = std::make_unique<parley::rooms::chat_hub>(
             settings_, parley::rooms::make_memory_history_store(settings_.history_per_room, first_ts), workers);
         for (std::uint32_t i = 0; i < population; ++i) {
-            registry_.try_register(user_name(i), handle_of(i));
+            registry_.try_register(user_name(i), handle_of(i), 1);
             global_map_.insert(user_name(i), handle_of(i));
         }
         if (!open_drain() || !connect_members()) {

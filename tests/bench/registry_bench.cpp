@@ -20,6 +20,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -132,6 +133,10 @@ template <std::size_t Shards>
 class snapshot_registry : public user_registry {
 public:
     snapshot_registry() : user_registry(Shards) {}
+    // The candidates' common form: one session per name, true when this call took it.
+    bool try_register(std::string_view name, session_handle h) {
+        return user_registry::try_register(name, h, 1) == outcome::registered;
+    }
 };
 
 // d: no synchronization at all; only valid while nobody writes.

@@ -23,7 +23,7 @@ std::string all_errors(const load_result& r) {
 
 TEST(auth_config, defaults_are_no_authentication_and_eight_sessions) {
     settings s;
-    EXPECT_EQ(s.auth_mode, "none");
+    EXPECT_EQ(s.auth_mode, auth_mode::none);
     EXPECT_EQ(s.max_sessions_per_user, 8u);
     EXPECT_EQ(s.auth_token_leeway_ms, 30000u);
 }
@@ -33,7 +33,7 @@ TEST(auth_config, token_mode_reads_every_key) {
                                   "\"\ntoken_leeway_ms = 5000\nmax_sessions_per_user = 3\n",
                               "a.toml");
     ASSERT_TRUE(r.ok()) << all_errors(r);
-    EXPECT_EQ(r.value.auth_mode, "token");
+    EXPECT_EQ(r.value.auth_mode, auth_mode::token);
     EXPECT_EQ(r.value.auth_token_secret, secret);
     EXPECT_EQ(r.value.auth_token_leeway_ms, 5000u);
     EXPECT_EQ(r.value.max_sessions_per_user, 3u);
@@ -129,7 +129,7 @@ TEST(auth_config, members_must_be_user_names_and_need_private) {
 
 TEST(auth_config, a_reload_says_the_secret_changed_but_never_shows_it) {
     settings running;
-    running.auth_mode = "token";
+    running.auth_mode = auth_mode::token;
     running.auth_token_secret = secret;
     settings loaded = running;
     loaded.auth_token_secret = std::string(40, 'n');

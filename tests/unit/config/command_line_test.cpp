@@ -80,6 +80,17 @@ TEST(command_line, help_and_version) {
     EXPECT_TRUE(parse({"--version"}).show_version);
 }
 
+TEST(command_line, from_argc_and_argv_without_the_program_name) {
+    const char* argv[] = {"parleyd", "--port", "9000", "--check-config"};
+    arguments a = parse_arguments(4, argv);
+    ASSERT_TRUE(a.error.empty()) << a.error;
+    EXPECT_TRUE(a.check_config);
+    ASSERT_EQ(a.source.overrides.size(), 1u);
+    EXPECT_EQ(a.source.overrides[0].key, "server.port");
+    EXPECT_EQ(a.source.overrides[0].value, "9000");
+    EXPECT_TRUE(parse_arguments(1, argv).source.overrides.empty()) << "argv[0] is not a flag";
+}
+
 TEST(command_line, every_table_flag_is_accepted) {
     for (const auto& o : options()) {
         if (o.flag.empty()) {

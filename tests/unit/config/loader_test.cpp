@@ -62,7 +62,7 @@ enabled = false
     EXPECT_DOUBLE_EQ(r.value.rate_limit_burst, 10) << "a whole number is fine for a number option";
     EXPECT_EQ(r.value.max_room_members, 7u);
     EXPECT_EQ(r.value.log_level, "debug");
-    EXPECT_EQ(r.value.log_format, "json");
+    EXPECT_EQ(r.value.log_format, log_format::json);
     EXPECT_EQ(r.value.log_file, "parley.log");
     EXPECT_FALSE(r.value.metrics_enabled);
 }

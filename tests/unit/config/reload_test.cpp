@@ -24,7 +24,7 @@ TEST(plan_reload, applies_reloadable_and_keeps_restart_only) {
     loaded.allowed_origins = {"*"};
     loaded.port = 9090;
     loaded.history_per_room = 20;
-    loaded.log_format = "json";
+    loaded.log_format = log_format::json;
     loaded.permanent_rooms = {{"lobby", "hi"}};
 
     reload_plan plan = plan_reload(running, loaded);
@@ -45,7 +45,7 @@ TEST(plan_reload, applies_reloadable_and_keeps_restart_only) {
     EXPECT_EQ(plan.next.permanent_rooms, loaded.permanent_rooms);
     EXPECT_EQ(plan.next.port, 8080) << "the running port stays";
     EXPECT_EQ(plan.next.history_per_room, 1000u);
-    EXPECT_EQ(plan.next.log_format, "text");
+    EXPECT_EQ(plan.next.log_format, log_format::text);
 }
 
 TEST(plan_reload, reloadability_follows_the_table) {

@@ -157,7 +157,7 @@ TEST(sample_file, the_history_file_lies_in_the_units_state_directory) {
     load_result sample = load({.path = sample_path, .overrides = {}});
     ASSERT_TRUE(sample.ok());
     EXPECT_EQ(sample.value.history_path, settings{}.history_path);
-    EXPECT_EQ(sample.value.history_store, "sqlite");
+    EXPECT_EQ(sample.value.history_store, history_backend::sqlite);
 }
 
 }  // namespace

@@ -60,16 +60,16 @@ TEST(validate, permanent_rooms_valid_and_unique) {
     EXPECT_EQ(validate(s), "");
 }
 
-TEST(validate, origins_and_log_values) {
+// log.format, auth.mode and history.store are enumerations: settings built in code cannot hold
+// another value, and the loader's refusal of other words is in loader_test and choice_options_test.
+TEST(validate, origins_and_log_level) {
     settings s;
     s.allowed_origins = {"*", ""};
     s.log_level = "loud";
-    s.log_format = "xml";
     auto found = problems(s);
-    ASSERT_EQ(found.size(), 3u);
+    ASSERT_EQ(found.size(), 2u);
     EXPECT_EQ(found[0], "server.allowed_origins must not contain an empty entry");
     EXPECT_EQ(found[1], "log.level must be one of trace, debug, info, warn, error, off; got 'loud'");
-    EXPECT_EQ(found[2], "log.format must be one of text, json; got 'xml'");
     EXPECT_EQ(validate(s), found[0]) << "validate() gives the first problem";
 }
 

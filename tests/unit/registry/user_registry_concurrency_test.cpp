@@ -17,6 +17,8 @@
 namespace parley::registry {
 namespace {
 
+using outcome = user_registry::outcome;
+
 std::string name_of(std::size_t i) { return "user_" + std::to_string(i); }
 
 TEST(user_registry_concurrency, racing_registrations_have_one_winner_per_name) {
@@ -38,7 +40,7 @@ TEST(user_registry_concurrency, racing_registrations_have_one_winner_per_name) {
             for (std::size_t k = 0; k < name_count; ++k) {
                 const std::size_t i = (k + t * 97) % name_count;
                 const session_handle mine{static_cast<std::uint32_t>(t), static_cast<std::uint32_t>(i)};
-                wins[t][i] = registry.try_register(names[i], mine) ? 1 : 0;
+                wins[t][i] = registry.try_register(names[i], mine, 1) == outcome::registered ? 1 : 0;
             }
         });
     }
@@ -84,7 +86,7 @@ TEST(user_registry_concurrency, lookups_during_registrations_and_removals_see_on
         names.push_back(name_of(i));
     }
     for (std::size_t i = churn_names; i < names.size(); ++i) {
-        ASSERT_TRUE(registry.try_register(names[i], {static_cast<std::uint32_t>(i), 0xffffff}));
+        ASSERT_EQ(registry.try_register(names[i], {static_cast<std::uint32_t>(i), 0xffffff}, 1), outcome::registered);
     }
     // Highest round each writer has started; a handle from a later round was never registered.
     std::array<std::atomic<std::uint32_t>, writer_count> round_started{};
@@ -105,7 +107,7 @@ TEST(user_registry_concurrency, lookups_during_registrations_and_removals_see_on
                     const std::size_t i = rng() % churn_names;
                     const session_handle mine{static_cast<std::uint32_t>(i),
                                               static_cast<std::uint32_t>(w << 20) | round};
-                    if (registry.try_register(names[i], mine)) {
+                    if (registry.try_register(names[i], mine, 1) == outcome::registered) {
                         won.push_back(i);
                     }
                 }
@@ -197,7 +199,7 @@ TEST(user_registry_concurrency, churn_reclaims_every_snapshot) {
             // they ran alongside.
             for (int round = 0; round < 40 || (hits.load() < 2000 && round < 100000); ++round) {
                 for (std::size_t i = 0; i < name_count; ++i) {
-                    ASSERT_TRUE(registry.try_register(names[i], {static_cast<std::uint32_t>(i), 1}));
+                    ASSERT_EQ(registry.try_register(names[i], {static_cast<std::uint32_t>(i), 1}, 1), outcome::registered);
                 }
                 EXPECT_EQ(registry.size(), name_count);
                 for (std::size_t i = 0; i < name_count; ++i) {
@@ -206,7 +208,7 @@ TEST(user_registry_concurrency, churn_reclaims_every_snapshot) {
             }
             // Leave some names and some retired snapshots for the destructor to free.
             for (std::size_t i = 0; i < name_count / 2; ++i) {
-                ASSERT_TRUE(registry.try_register(names[i], {static_cast<std::uint32_t>(i), 1}));
+                ASSERT_EQ(registry.try_register(names[i], {static_cast<std::uint32_t>(i), 1}, 1), outcome::registered);
             }
         });
         writer.join();

@@ -68,7 +68,7 @@ TEST(user_registry_sessions, sessions_survive_the_table_growing_and_shrinking_ar
     ASSERT_EQ(registry.try_register("eve", {0, 1}, 4), outcome::registered);
     ASSERT_EQ(registry.try_register("eve", {0, 2}, 4), outcome::registered);
     for (std::uint32_t i = 0; i < 500; ++i) {
-        ASSERT_TRUE(registry.try_register("filler_" + std::to_string(i), {1, i}));
+        ASSERT_EQ(registry.try_register("filler_" + std::to_string(i), {1, i}, 1), outcome::registered);
     }
     EXPECT_EQ(sorted_sessions(registry, "eve"), (std::vector<session_handle>{{0, 1}, {0, 2}}));
     for (std::uint32_t i = 0; i < 500; ++i) {

@@ -12,6 +12,8 @@
 namespace parley::registry {
 namespace {
 
+using outcome = user_registry::outcome;
+
 std::string name_of(std::size_t i) { return "user_" + std::to_string(i); }
 
 TEST(user_registry, register_lookup_unregister) {
@@ -19,7 +21,7 @@ TEST(user_registry, register_lookup_unregister) {
     const session_handle alice{1, 42};
 
     EXPECT_FALSE(registry.lookup("alice").has_value());
-    EXPECT_TRUE(registry.try_register("alice", alice));
+    EXPECT_EQ(registry.try_register("alice", alice, 1), outcome::registered);
     ASSERT_TRUE(registry.lookup("alice").has_value());
     EXPECT_EQ(*registry.lookup("alice"), alice);
     EXPECT_EQ(registry.size(), 1u);
@@ -32,9 +34,9 @@ TEST(user_registry, register_lookup_unregister) {
 
 TEST(user_registry, a_held_name_cannot_be_taken) {
     user_registry registry;
-    EXPECT_TRUE(registry.try_register("bob", {1, 1}));
-    EXPECT_FALSE(registry.try_register("bob", {2, 2}));
-    EXPECT_FALSE(registry.try_register("bob", {1, 1})) << "even by the same handle";
+    EXPECT_EQ(registry.try_register("bob", {1, 1}, 1), outcome::registered);
+    EXPECT_EQ(registry.try_register("bob", {2, 2}, 1), outcome::name_taken);
+    EXPECT_EQ(registry.try_register("bob", {1, 1}, 1), outcome::name_taken) << "even by the same handle";
     EXPECT_EQ(*registry.lookup("bob"), (session_handle{1, 1}));
     EXPECT_EQ(registry.size(), 1u);
 }
@@ -43,9 +45,9 @@ TEST(user_registry, stale_unregister_does_not_evict_the_new_owner) {
     user_registry registry;
     const session_handle first{0, 7};
     const session_handle second{1, 8};
-    ASSERT_TRUE(registry.try_register("carol", first));
+    ASSERT_EQ(registry.try_register("carol", first, 1), outcome::registered);
     ASSERT_TRUE(registry.unregister("carol", first));
-    ASSERT_TRUE(registry.try_register("carol", second));
+    ASSERT_EQ(registry.try_register("carol", second, 1), outcome::registered);
 
     EXPECT_FALSE(registry.unregister("carol", first)) << "the old session's late logout";
     EXPECT_EQ(*registry.lookup("carol"), second);
@@ -59,7 +61,7 @@ TEST(user_registry, names_are_sorted_and_size_counts_them) {
     user_registry registry;
     const std::vector<std::string> input{"zed", "amy", "Bob", "a", "amy_2", "_x", "m"};
     for (std::size_t i = 0; i < input.size(); ++i) {
-        ASSERT_TRUE(registry.try_register(input[i], {0, static_cast<std::uint32_t>(i)}));
+        ASSERT_EQ(registry.try_register(input[i], {0, static_cast<std::uint32_t>(i)}, 1), outcome::registered);
     }
     std::vector<std::string> expected = input;
     std::sort(expected.begin(), expected.end());
@@ -77,7 +79,7 @@ TEST(user_registry, names_of_many_shards_come_back_sorted) {
     std::vector<std::string> expected;
     for (std::size_t i = 0; i < 2000; ++i) {
         expected.push_back(name_of(i));
-        ASSERT_TRUE(registry.try_register(expected.back(), {0, static_cast<std::uint32_t>(i)}));
+        ASSERT_EQ(registry.try_register(expected.back(), {0, static_cast<std::uint32_t>(i)}, 1), outcome::registered);
     }
     std::sort(expected.begin(), expected.end());
     EXPECT_EQ(registry.names(), expected);
@@ -93,10 +95,10 @@ TEST(user_registry, keys_compare_the_whole_name) {
     const std::string with_nul("a\0b", 3);
     const std::string with_nul_other("a\0c", 3);
 
-    ASSERT_TRUE(registry.try_register("ab", {0, 1}));
-    ASSERT_TRUE(registry.try_register("abc", {0, 2}));
-    ASSERT_TRUE(registry.try_register(long_a, {0, 3}));
-    ASSERT_TRUE(registry.try_register(with_nul, {0, 4}));
+    ASSERT_EQ(registry.try_register("ab", {0, 1}, 1), outcome::registered);
+    ASSERT_EQ(registry.try_register("abc", {0, 2}, 1), outcome::registered);
+    ASSERT_EQ(registry.try_register(long_a, {0, 3}, 1), outcome::registered);
+    ASSERT_EQ(registry.try_register(with_nul, {0, 4}, 1), outcome::registered);
 
     EXPECT_EQ(*registry.lookup("ab"), (session_handle{0, 1}));
     EXPECT_EQ(*registry.lookup("abc"), (session_handle{0, 2}));
@@ -115,9 +117,9 @@ TEST(user_registry, refuses_empty_and_overlong_names) {
     user_registry registry;
     const std::string longest(32, 'x');
     const std::string too_long(33, 'x');
-    EXPECT_FALSE(registry.try_register("", {0, 1}));
-    EXPECT_FALSE(registry.try_register(too_long, {0, 2}));
-    EXPECT_TRUE(registry.try_register(longest, {0, 3}));
+    EXPECT_EQ(registry.try_register("", {0, 1}, 1), outcome::invalid_name);
+    EXPECT_EQ(registry.try_register(too_long, {0, 2}, 1), outcome::invalid_name);
+    EXPECT_EQ(registry.try_register(longest, {0, 3}, 1), outcome::registered);
     EXPECT_FALSE(registry.lookup("").has_value());
     EXPECT_FALSE(registry.lookup(too_long).has_value());
     EXPECT_FALSE(registry.unregister(too_long, {0, 2}));
@@ -129,7 +131,7 @@ TEST(user_registry, any_shard_count_works) {
     for (std::size_t shards : {0u, 1u, 3u, 64u, 1000u, 1u << 20}) {
         user_registry registry(shards);
         for (std::size_t i = 0; i < 300; ++i) {
-            ASSERT_TRUE(registry.try_register(name_of(i), {1, static_cast<std::uint32_t>(i)})) << shards;
+            ASSERT_EQ(registry.try_register(name_of(i), {1, static_cast<std::uint32_t>(i)}, 1), outcome::registered) << shards;
         }
         for (std::size_t i = 0; i < 300; ++i) {
             ASSERT_EQ(registry.lookup(name_of(i)), (session_handle{1, static_cast<std::uint32_t>(i)})) << shards;
@@ -153,7 +155,7 @@ TEST(user_registry, matches_a_reference_map_under_random_operations) {
         // Fill up most of the time early on, then drain, so the size sweeps the whole range.
         const bool fill = step < 8000 ? rng() % 4 != 0 : step < 14000 ? rng() % 4 == 0 : rng() % 2 == 0;
         if (fill) {
-            const bool inserted = registry.try_register(name, handle);
+            const bool inserted = registry.try_register(name, handle, 1) == outcome::registered;
             ASSERT_EQ(inserted, held == model.end()) << name;
             if (inserted) {
                 model.emplace(name, handle);

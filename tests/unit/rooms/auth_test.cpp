@@ -13,7 +13,7 @@ namespace {
 
 config::settings token_settings() {
     config::settings s = test_settings();
-    s.auth_mode = "token";
+    s.auth_mode = config::auth_mode::token;
     s.auth_token_secret = token_secret;
     s.auth_token_leeway_ms = 0;
     return s;

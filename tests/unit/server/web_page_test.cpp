@@ -145,7 +145,7 @@ TEST(AnswerWebRequest, HeadAndOtherMethods) {
 TEST(ClientSettings, WhatThePageNeedsToConnect) {
     config::settings settings;
     settings.ws_path = "/chat/ws";
-    settings.auth_mode = "token";
+    settings.auth_mode = config::auth_mode::token;
     settings.max_text_bytes = 100;
     auto body = nlohmann::json::parse(client_settings_json(settings));
     EXPECT_EQ(body["ws_path"], "/chat/ws");
