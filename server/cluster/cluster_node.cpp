@@ -6,7 +6,7 @@
 #include "rooms/chat_hub.hpp"
 #include "rooms/chat_session.hpp"
 #include "rooms/room.hpp"
-#include "rooms/unix_clock.hpp"
+#include "rooms/history/unix_clock.hpp"
 #include "rooms/worker_context.hpp"
 #include "server/cluster/cluster_keys.hpp"
 #include "server/cluster/cluster_scripts.hpp"

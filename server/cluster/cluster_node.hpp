@@ -2,7 +2,7 @@
 
 #include "config/redis_url.hpp"
 #include "rooms/cluster_link.hpp"
-#include "rooms/history_store.hpp"
+#include "rooms/history/history_store.hpp"
 #include "rooms/message_bus.hpp"
 #include "server/cluster/cluster_event.hpp"
 #include "server/cluster/redis_connection.hpp"

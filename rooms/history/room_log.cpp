@@ -1,5 +1,5 @@
-#include "rooms/history_store.hpp"
-#include "rooms/unix_clock.hpp"
+#include "rooms/history/history_store.hpp"
+#include "rooms/history/unix_clock.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "protocol/shared_frame.hpp"
-#include "rooms/sqlite_database.hpp"
+#include "rooms/history/sqlite_database.hpp"
 
 #include <cstdint>
 #include <vector>

@@ -1,8 +1,8 @@
 #pragma once
 
 #include "protocol/shared_frame.hpp"
-#include "rooms/sqlite_database.hpp"
-#include "rooms/sqlite_history_store.hpp"
+#include "rooms/history/sqlite_database.hpp"
+#include "rooms/history/sqlite_history_store.hpp"
 
 #include <chrono>
 #include <condition_variable>

@@ -1,4 +1,4 @@
-#include "rooms/history_store.hpp"
+#include "rooms/history/history_store.hpp"
 
 #include <mutex>
 #include <string>
