@@ -1,5 +1,6 @@
 #include "server/history_setup.hpp"
 
+#include "rooms/history/memory_history_store.hpp"
 #include "rooms/history/sqlite_history_store.hpp"
 #include "rooms/history/unix_clock.hpp"
 

@@ -4,6 +4,7 @@
 #include "server/cluster/cluster_node.hpp"
 #include "server/cluster/node_id.hpp"
 #include "rooms/chat_session.hpp"
+#include "rooms/history/memory_history_store.hpp"
 #include "rooms/history/unix_clock.hpp"
 #include "server/http_session.hpp"
 #include "server/logging.hpp"

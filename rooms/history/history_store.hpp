@@ -1,124 +1,15 @@
 #pragma once
 
 #include "protocol/shared_frame.hpp"
+#include "rooms/history/room_log.hpp"
 
-#include <atomic>
+#include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <limits>
-#include <memory>
-#include <optional>
-#include <string>
 #include <string_view>
 #include <vector>
 
 namespace parley::rooms {
-
-// Part of a history answer that lives only in storage (older than what memory holds): the
-// messages with after < seq < below, the newest `limit` of them when newest_first, else the
-// oldest. Expired messages (older than the age limit) are not returned.
-struct stored_read {
-    std::int64_t after = 0;
-    std::int64_t below = 0;
-    std::size_t limit = 0;
-    bool newest_first = false;
-};
-
-// The answer to a `history` request as far as memory can give it. When `stored` is set, the
-// stored messages come first (they are older), then `messages`, and of the whole only the first
-// `limit` are the answer (history_store::complete does that).
-struct history_answer {
-    std::vector<protocol::shared_frame> messages;  // oldest first
-    std::optional<stored_read> stored;
-    std::size_t limit = 0;
-};
-
-// One message as a log holds it.
-struct log_entry {
-    std::int64_t seq = 0;
-    std::int64_t ts = 0;  // unix ms
-    protocol::shared_frame frame;
-};
-
-// One room's message log: seq numbering and, in memory, the newest messages (complete `message`
-// frames), which serve `joined` replies and most `history` requests without touching storage.
-//
-// Seqs grow by one per message; they may jump (never go back) when a durable store restarts
-// after a crash, so nothing here assumes they are contiguous.
-// Thread: not synchronized; the owning room calls it under its own lock. The store's threads
-// touch only the atomics.
-class room_log {
-public:
-    // memory_limit: messages kept in memory; max_age_ms: older messages are dropped (0: no limit).
-    room_log(std::int64_t epoch, std::int64_t last_seq, std::size_t memory_limit, std::int64_t max_age_ms);
-    virtual ~room_log() = default;
-    room_log(const room_log&) = delete;
-    room_log& operator=(const room_log&) = delete;
-
-    // Identifies this log's history: a client's `after` from another epoch cannot be recovered.
-    std::int64_t epoch() const { return epoch_; }
-    std::int64_t last_seq() const { return last_seq_; }
-    // Lowest seq still retained, in memory or in storage (last_seq() + 1 when there is none).
-    std::int64_t first_retained_seq() const;
-
-    // Records a message: seq > last_seq(), ts its time (unix ms), message its complete frame.
-    void append(std::int64_t seq, std::int64_t ts, const protocol::shared_frame& message);
-
-    // From memory, oldest first: the newest `limit` messages with seq < before.
-    std::vector<protocol::shared_frame> before(std::int64_t before, std::size_t limit) const;
-    // From memory, oldest first: the oldest `limit` messages with seq > after.
-    std::vector<protocol::shared_frame> after(std::int64_t after, std::size_t limit) const;
-
-    // True when every retained message with seq > after is in memory and there are at most
-    // limit of them: what a reconnecting client's `joined` can report as recovered.
-    bool recovers(std::int64_t after, std::size_t limit) const;
-
-    // A history request (protocol v1): `after` wins over `before`; neither means the newest.
-    history_answer query(std::optional<std::int64_t> before, std::optional<std::int64_t> after,
-                         std::size_t limit) const;
-
-    std::size_t memory_size() const { return entries_.size(); }
-
-    // Every message in memory, oldest first (expired ones included until the next append).
-    std::vector<log_entry> newest_entries() const { return {entries_.begin(), entries_.end()}; }
-
-    // Starts the log over as a copy of another's (a cluster's shared history): this epoch, this
-    // last seq, and in memory these newest messages (oldest first, seqs at most last_seq).
-    // Everything older counts as stored elsewhere (stored_first), for history_store::complete.
-    void reset(std::int64_t epoch, std::int64_t last_seq, std::vector<log_entry> newest, std::int64_t stored_first);
-
-protected:
-    // The store learns of each message here (under the room's lock). The memory store does
-    // nothing; a durable store queues it for writing.
-    virtual void stored(std::int64_t seq, std::int64_t ts, const protocol::shared_frame& message) = 0;
-
-    // Loads messages read back from storage, oldest first, before any append.
-    void preload(std::int64_t seq, std::int64_t ts, protocol::shared_frame message);
-
-    // Messages with seq <= durable_seq_ are safe in storage and may leave memory; newer ones stay
-    // however many there are, so storage plus memory always hold everything retained.
-    std::atomic<std::int64_t> durable_seq_{std::numeric_limits<std::int64_t>::max()};
-    // Lowest seq in storage, or max() when storage holds nothing older than memory.
-    std::atomic<std::int64_t> stored_first_{std::numeric_limits<std::int64_t>::max()};
-
-private:
-    using entry = log_entry;
-    using iterator = std::deque<entry>::const_iterator;
-
-    // First entry not expired by age, and first entry with seq > after (or >= below).
-    iterator live_begin() const;
-    iterator first_after(std::int64_t after) const;
-    // Seq of the oldest message in memory that is not expired (last_seq_ + 1 when none).
-    std::int64_t memory_first_seq() const;
-    void drop_oldest();
-
-    std::int64_t epoch_;  // changes only in reset()
-    const std::size_t memory_limit_;
-    const std::int64_t max_age_ms_;
-    std::int64_t last_seq_;
-    std::deque<entry> entries_;
-};
 
 // How the store's writing goes (all zero for the memory store).
 struct history_stats {
@@ -154,15 +45,5 @@ protected:
     virtual void read_stored(room_log& log, history_answer answer,
                              std::function<void(std::vector<protocol::shared_frame>)> done);
 };
-
-// Keeps each room's newest `per_room` messages (and none older than max_age_ms, 0: no limit) in
-// memory; epoch is fixed per store instance (the daemon's start), so a restart tells clients
-// their `after` cannot be recovered.
-std::unique_ptr<history_store> make_memory_history_store(std::size_t per_room, std::int64_t epoch,
-                                                         std::int64_t max_age_ms = 0);
-
-// The whole answer: the messages read from storage (oldest first), then memory's, of which the
-// first `answer.limit` are kept.
-std::vector<protocol::shared_frame> join_answer(std::vector<protocol::shared_frame> stored, history_answer& answer);
 
 }  // namespace parley::rooms

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "rooms/history/history_chunk.hpp"
-#include "rooms/history/history_store.hpp"
+#include "rooms/history/room_log.hpp"
 
 #include <atomic>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The memory history store: seq arithmetic of before/after/limit and retention.
 
-#include "rooms/history/history_store.hpp"
+#include "rooms/history/memory_history_store.hpp"
 
 #include <gtest/gtest.h>
 
