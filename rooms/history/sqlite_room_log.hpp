@@ -1,5 +1,7 @@
 #pragma once
 
+// Private to parley_history: the SQLite store's log, shared by its .cpp files only.
+
 #include "rooms/history/history_chunk.hpp"
 #include "rooms/history/room_log.hpp"
 
