@@ -3,7 +3,7 @@
 #include "config/settings.hpp"
 #include "registry/user_registry.hpp"
 #include "rooms/cluster_link.hpp"
-#include "rooms/history_store.hpp"
+#include "rooms/history/history_store.hpp"
 #include "rooms/message_bus.hpp"
 #include "rooms/room_directory.hpp"
 

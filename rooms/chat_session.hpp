@@ -5,8 +5,8 @@
 #include "protocol/shared_frame.hpp"
 #include "registry/session_handle.hpp"
 #include "rooms/cluster_link.hpp"
+#include "rooms/history/unix_clock.hpp"
 #include "rooms/session_output.hpp"
-#include "rooms/unix_clock.hpp"
 
 #include <chrono>
 #include <cstdint>

@@ -2,7 +2,7 @@
 
 #include "protocol/shared_frame.hpp"
 #include "registry/session_handle.hpp"
-#include "rooms/history_store.hpp"
+#include "rooms/history/room_log.hpp"
 #include "rooms/message_bus.hpp"
 #include "rooms/session_output.hpp"
 

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "config/settings.hpp"
-#include "rooms/history_store.hpp"
+#include "rooms/history/history_store.hpp"
 #include "rooms/message_bus.hpp"
 
 #include <array>

@@ -1,7 +1,8 @@
 #include "server/history_setup.hpp"
 
-#include "rooms/unix_clock.hpp"
-#include "rooms/sqlite_history_store.hpp"
+#include "rooms/history/memory_history_store.hpp"
+#include "rooms/history/sqlite_history_store.hpp"
+#include "rooms/history/unix_clock.hpp"
 
 #include <spdlog/spdlog.h>
 

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "rooms/cluster_link.hpp"
-#include "rooms/history_store.hpp"
+#include "rooms/history/history_store.hpp"
 #include "rooms/worker_counters.hpp"
 #include "server/http_counters.hpp"
 #include "server/process_stats.hpp"

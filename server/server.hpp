@@ -2,7 +2,7 @@
 
 #include "config/loader.hpp"
 #include "config/settings.hpp"
-#include "rooms/history_store.hpp"
+#include "rooms/history/history_store.hpp"
 #include "server/connection_limiter.hpp"
 #include "server/http_session.hpp"
 

@@ -5,8 +5,8 @@
 #include "rooms/cluster/cluster_scripts.hpp"
 #include "rooms/cluster/stream_entries.hpp"
 #include "rooms/room.hpp"
-#include "rooms/stream_history_store.hpp"
-#include "rooms/unix_clock.hpp"
+#include "rooms/history/stream_history_store.hpp"
+#include "rooms/history/unix_clock.hpp"
 
 #include <algorithm>
 #include <string>

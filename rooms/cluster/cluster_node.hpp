@@ -3,7 +3,7 @@
 #include "rooms/cluster/cluster_event.hpp"
 #include "rooms/cluster/redis_link.hpp"
 #include "rooms/cluster_link.hpp"
-#include "rooms/history_store.hpp"
+#include "rooms/history/history_store.hpp"
 #include "rooms/message_bus.hpp"
 
 #include <atomic>

@@ -22,6 +22,7 @@
 #include "protocol/shared_frame.hpp"
 #include "rooms/chat_hub.hpp"
 #include "rooms/chat_session.hpp"
+#include "rooms/history/memory_history_store.hpp"
 #include "rooms/room.hpp"
 #include "rooms/worker_context.hpp"
 #include "tests/bench/bench_support.hpp"

@@ -77,6 +77,7 @@
 #include "registry/user_registry.hpp"
 #include "rooms/chat_hub.hpp"
 #include "rooms/chat_session.hpp"
+#include "rooms/history/memory_history_store.hpp"
 #include "rooms/room.hpp"
 #include "rooms/worker_context.hpp"
 #include "tests/bench/bench_support.hpp"

@@ -1,5 +1,6 @@
 #include "tests/fuzz/fuzz_world.hpp"
 
+#include "rooms/history/memory_history_store.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 #include "tests/fuzz/server_frames.hpp"
 

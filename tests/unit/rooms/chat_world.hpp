@@ -6,6 +6,7 @@
 #include "config/settings.hpp"
 #include "rooms/chat_hub.hpp"
 #include "rooms/chat_session.hpp"
+#include "rooms/history/memory_history_store.hpp"
 #include "rooms/worker_context.hpp"
 #include "tests/unit/rooms/fakes.hpp"
 

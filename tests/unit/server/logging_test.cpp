@@ -99,7 +99,7 @@ TEST_F(logging_test, json_lines_parse_and_escape_the_message) {
 }
 
 TEST_F(logging_test, the_json_connection_closed_line_carries_its_fields_as_members) {
-    use("json", "info");
+    use(config::log_format::json, "info");
     log_connection_closed({.connection = "c1.42",
                            .peer = "203.0.113.5:40122",
                            .user = "alice",
@@ -133,7 +133,7 @@ TEST_F(logging_test, the_json_connection_closed_line_carries_its_fields_as_membe
 }
 
 TEST_F(logging_test, the_text_connection_closed_line_is_logfmt) {
-    use("text", "info");
+    use(config::log_format::text, "info");
     log_connection_closed({.connection = "c1.42",
                            .peer = "203.0.113.5:40122",
                            .user = "alice",
@@ -149,7 +149,7 @@ TEST_F(logging_test, the_text_connection_closed_line_is_logfmt) {
 }
 
 TEST_F(logging_test, the_connection_closed_line_is_written_at_info) {
-    use("json", "warn");
+    use(config::log_format::json, "warn");
     log_connection_closed(
         {.connection = "c0.1", .peer = "203.0.113.5:1", .user = "a", .duration_ms = 1, .close_code = 1000, .reason = "x"});
     EXPECT_TRUE(lines().empty());

@@ -3,11 +3,10 @@
 // and age, batching, and clear errors for files it cannot use.
 
 #include "protocol/server_messages.hpp"
-#include "rooms/sqlite_database.hpp"
-#include "rooms/sqlite_history_store.hpp"
+#include "rooms/history/sqlite_database.hpp"
+#include "rooms/history/sqlite_history_store.hpp"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <unistd.h>
 

@@ -1,8 +1,8 @@
-#include "rooms/sqlite_history_writer.hpp"
+#include "rooms/history/sqlite_history_writer.hpp"
 
 #include "protocol/frame_encoder.hpp"
-#include "rooms/sqlite_room_log.hpp"
-#include "rooms/unix_clock.hpp"
+#include "rooms/history/sqlite_room_log.hpp"
+#include "rooms/history/unix_clock.hpp"
 
 #include <algorithm>
 #include <iterator>

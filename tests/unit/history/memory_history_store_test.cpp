@@ -1,7 +1,6 @@
 // The memory history store: seq arithmetic of before/after/limit and retention.
 
-#include "rooms/history_store.hpp"
-#include "tests/unit/rooms/fakes.hpp"
+#include "rooms/history/memory_history_store.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,11 @@
 #pragma once
 
+// Private to parley_history (it includes sqlite_database.hpp, and so sqlite3.h): only the
+// library's own .cpp files and its tests include it.
+
 #include "protocol/shared_frame.hpp"
-#include "rooms/sqlite_database.hpp"
-#include "rooms/sqlite_history_store.hpp"
+#include "rooms/history/sqlite_database.hpp"
+#include "rooms/history/sqlite_history_store.hpp"
 
 #include <chrono>
 #include <condition_variable>

@@ -1,7 +1,9 @@
 #pragma once
 
-#include "rooms/history_chunk.hpp"
-#include "rooms/history_store.hpp"
+// Private to parley_history: the SQLite store's log, shared by its .cpp files only.
+
+#include "rooms/history/history_chunk.hpp"
+#include "rooms/history/room_log.hpp"
 
 #include <atomic>
 #include <cstdint>

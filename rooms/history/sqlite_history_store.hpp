@@ -1,16 +1,25 @@
 #pragma once
 
-#include "rooms/history_store.hpp"
+#include "rooms/history/history_store.hpp"
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
 namespace parley::rooms {
+
+// A failed SQLite call or an unusable history file; what() names the file and the reason.
+// Declared here, not beside the SQLite wrapper, so that callers of the store can catch it
+// without seeing sqlite3.h.
+class sqlite_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
 
 struct sqlite_history_options {
     std::string path;                    // the database file; made when missing

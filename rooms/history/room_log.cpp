@@ -1,5 +1,5 @@
-#include "rooms/history_store.hpp"
-#include "rooms/unix_clock.hpp"
+#include "rooms/history/room_log.hpp"
+#include "rooms/history/unix_clock.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -165,18 +165,6 @@ std::vector<shared_frame> join_answer(std::vector<shared_frame> stored, history_
     stored.insert(stored.end(), std::make_move_iterator(answer.messages.begin()),
                   std::make_move_iterator(answer.messages.begin() + take));
     return stored;
-}
-
-void history_store::complete(room_log& log, history_answer answer, history_done done) {
-    if (!answer.stored) {
-        done(join_answer({}, answer));
-        return;
-    }
-    read_stored(log, std::move(answer), std::move(done));
-}
-
-void history_store::read_stored(room_log& /*log*/, history_answer answer, history_done done) {
-    done(join_answer({}, answer));
 }
 
 }  // namespace parley::rooms

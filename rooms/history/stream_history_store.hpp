@@ -1,6 +1,6 @@
 #pragma once
 
-#include "rooms/history_store.hpp"
+#include "rooms/history/history_store.hpp"
 
 #include <cstdint>
 #include <functional>

@@ -1,4 +1,4 @@
-#include "rooms/stream_history_store.hpp"
+#include "rooms/history/stream_history_store.hpp"
 
 #include <atomic>
 #include <mutex>

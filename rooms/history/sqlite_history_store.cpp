@@ -1,10 +1,10 @@
-#include "rooms/sqlite_history_store.hpp"
+#include "rooms/history/sqlite_history_store.hpp"
 
-#include "rooms/history_chunk_reader.hpp"
-#include "rooms/sqlite_database.hpp"
-#include "rooms/sqlite_history_writer.hpp"
-#include "rooms/sqlite_room_log.hpp"
-#include "rooms/unix_clock.hpp"
+#include "rooms/history/history_chunk_reader.hpp"
+#include "rooms/history/sqlite_database.hpp"
+#include "rooms/history/sqlite_history_writer.hpp"
+#include "rooms/history/sqlite_room_log.hpp"
+#include "rooms/history/unix_clock.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>

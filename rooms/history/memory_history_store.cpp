@@ -1,4 +1,4 @@
-#include "rooms/history_store.hpp"
+#include "rooms/history/memory_history_store.hpp"
 
 #include <mutex>
 #include <string>

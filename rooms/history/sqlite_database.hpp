@@ -1,19 +1,17 @@
 #pragma once
 
+// Private to parley_history: it brings sqlite3.h, so only the library's own .cpp files and
+// private headers, and its tests, include it (tests/unit/history/private_headers.cmake checks).
+
+#include "rooms/history/sqlite_history_store.hpp"
+
 #include <sqlite3.h>
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
 namespace parley::rooms {
-
-// A failed SQLite call; what() names the database file and SQLite's reason.
-class sqlite_error : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
 
 // One prepared statement. Bind, step, read columns, reset: the statement is reused for every
 // row, so the SQL is parsed once per connection.

@@ -1,4 +1,4 @@
-#include "rooms/sqlite_database.hpp"
+#include "rooms/history/sqlite_database.hpp"
 
 namespace parley::rooms {
 

@@ -1,7 +1,7 @@
-#include "rooms/history_chunk_reader.hpp"
+#include "rooms/history/history_chunk_reader.hpp"
 
 #include "protocol/frame_encoder.hpp"
-#include "rooms/history_chunk.hpp"
+#include "rooms/history/history_chunk.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -1,7 +1,10 @@
 #pragma once
 
+// Private to parley_history (it includes sqlite_database.hpp, and so sqlite3.h): only the
+// library's own .cpp files and its tests include it.
+
 #include "protocol/shared_frame.hpp"
-#include "rooms/sqlite_database.hpp"
+#include "rooms/history/sqlite_database.hpp"
 
 #include <cstdint>
 #include <vector>

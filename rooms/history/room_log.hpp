@@ -3,14 +3,11 @@
 #include "protocol/shared_frame.hpp"
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <limits>
-#include <memory>
 #include <optional>
-#include <string>
-#include <string_view>
 #include <vector>
 
 namespace parley::rooms {
@@ -119,51 +116,6 @@ private:
     std::int64_t last_seq_;
     std::deque<entry> entries_;
 };
-
-// How the store's writing goes (all zero for the memory store).
-struct history_stats {
-    std::uint64_t written = 0;   // messages written to storage since start
-    std::uint64_t failures = 0;  // failed batch writes (their messages were kept and retried)
-    std::size_t backlog = 0;     // messages accepted and not yet written
-};
-
-// The end of a history read: the whole answer, oldest first, or nullopt when storage could not
-// be read (the client is told `unavailable`, never given a page that only looks complete).
-using history_done = std::function<void(std::optional<std::vector<protocol::shared_frame>>)>;
-
-// Where room logs live. Logs outlive the rooms that use them: a room that empties and is made
-// again continues its seq.
-// Thread: every method may be called from any thread.
-class history_store {
-public:
-    virtual ~history_store() = default;
-    // The log of a room, made (or read back from storage) on first use. The pointer stays valid
-    // for the store's lifetime.
-    virtual room_log* open(std::string_view room) = 0;
-
-    // Finishes an answer: one without a stored part calls done at once; one with it is read by
-    // read_stored, off the calling thread, and done is called once on a thread of the store
-    // (unless stop_reads() came first). done gets the whole answer, oldest first, or nullopt
-    // when the stored part could not be read.
-    void complete(room_log& log, history_answer answer, history_done done);
-
-    // Stops calling `done`: reads still queued are dropped. Called before the threads that the
-    // callbacks post to go away; messages keep being written.
-    virtual void stop_reads() {}
-
-    virtual history_stats stats() const { return {}; }
-
-protected:
-    // Reads an answer's stored part and calls done with the whole answer (join_answer). The
-    // memory store never makes a stored part, so its answers never come here.
-    virtual void read_stored(room_log& log, history_answer answer, history_done done);
-};
-
-// Keeps each room's newest `per_room` messages (and none older than max_age_ms, 0: no limit) in
-// memory; epoch is fixed per store instance (the daemon's start), so a restart tells clients
-// their `after` cannot be recovered.
-std::unique_ptr<history_store> make_memory_history_store(std::size_t per_room, std::int64_t epoch,
-                                                         std::int64_t max_age_ms = 0);
 
 // The whole answer: the messages read from storage (oldest first), then memory's, of which the
 // first `answer.limit` are kept.
