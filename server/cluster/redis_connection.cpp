@@ -1,6 +1,7 @@
 #include "server/cluster/redis_connection.hpp"
 
 #include "server/cluster/redis_asio_adapter.hpp"
+#include "server/cluster/redis_session.hpp"
 #include "server/logging.hpp"
 
 #include <hiredis/async.h>
@@ -21,56 +22,12 @@ namespace parley::cluster {
 
 namespace {
 
-using clock = std::chrono::steady_clock;
+using detail::clock;
+using detail::equals_ignoring_case;
 using namespace std::chrono_literals;
 
 // While down: a warning on the first failed attempt, then at most one per this interval.
 constexpr auto warning_interval = 30s;
-std::string_view text_of(const redisReply* reply) {
-    if (reply == nullptr || reply->str == nullptr) {
-        return {};
-    }
-    return {reply->str, reply->len};
-}
-
-redis_reply convert(const redisReply& from) {
-    redis_reply to;
-    switch (from.type) {
-    case REDIS_REPLY_STRING:
-        to.type = redis_reply::kind::string;
-        to.text = text_of(&from);
-        break;
-    case REDIS_REPLY_STATUS:
-        to.type = redis_reply::kind::status;
-        to.text = text_of(&from);
-        break;
-    case REDIS_REPLY_ERROR:
-        to.type = redis_reply::kind::error;
-        to.text = text_of(&from);
-        break;
-    case REDIS_REPLY_INTEGER:
-        to.type = redis_reply::kind::integer;
-        to.integer = from.integer;
-        break;
-    case REDIS_REPLY_ARRAY:
-        to.type = redis_reply::kind::array;
-        to.elements.reserve(from.elements);
-        for (std::size_t i = 0; i < from.elements; ++i) {
-            to.elements.push_back(from.element[i] != nullptr ? convert(*from.element[i]) : redis_reply{});
-        }
-        break;
-    default:  // REDIS_REPLY_NIL, and RESP3 types, which a RESP2 connection never gets
-        break;
-    }
-    return to;
-}
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-        const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-        return lower(x) == lower(y);
-    });
-}
 
 // hiredis files the callbacks of these apart from its reply queue (per channel, or for every
 // later reply), which would break the one-callback-per-reply order command() relies on.
@@ -84,129 +41,6 @@ bool changes_reply_mode(std::string_view name) {
 long long millis(clock::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
 
 }  // namespace
-
-namespace detail {
-
-struct pending_command {
-    redis_callback callback;
-    clock::time_point sent;
-};
-
-// One hiredis context (one attempt, then the connection it became) and what belongs to it. It is
-// the privdata of every hiredis callback on that context.
-struct redis_session {
-    redis_connection* owner = nullptr;  // nullptr once the connection is being destroyed: answers go nowhere
-    std::shared_ptr<hiredis_asio_driver> io;
-    // Callbacks of the commands hiredis accepted, in the order it answers them.
-    std::deque<pending_command> pending;
-    bool tcp_connected = false;  // hiredis reported the connect; the handshake is due
-    bool handshake_sent = false;
-    bool pong_pending = false;
-    std::size_t unconfirmed = 0;  // SUBSCRIBE confirmations still to come
-    std::string handshake_error;  // the PING got an error (LOADING, NOAUTH...)
-
-    redisAsyncContext* context() const { return io ? io->context() : nullptr; }
-
-    // hiredis callbacks. They run inside hiredis, so they only record: user callbacks run later,
-    // from deliver(), when hiredis is off the stack.
-    static void on_connect(const redisAsyncContext* ac, int status) noexcept;
-    static void on_reply(redisAsyncContext* ac, void* reply, void* privdata) noexcept;
-    static void on_pong(redisAsyncContext* ac, void* reply, void* privdata) noexcept;
-    static void on_auth(redisAsyncContext* ac, void* reply, void* privdata) noexcept;
-    static void on_subscription(redisAsyncContext* ac, void* reply, void* privdata) noexcept;
-};
-
-void redis_session::on_connect(const redisAsyncContext* ac, int status) noexcept {
-    // On failure hiredis frees the context right after this; the cleanup hook records why.
-    auto* session = static_cast<redis_session*>(ac->data);
-    if (session != nullptr && status == REDIS_OK) {
-        session->tcp_connected = true;
-    }
-}
-
-void redis_session::on_reply(redisAsyncContext*, void* reply, void* privdata) noexcept {
-    auto* session = static_cast<redis_session*>(privdata);
-    if (session->pending.empty()) {
-        return;  // cannot happen: one entry per command hiredis accepted
-    }
-    pending_command command = std::move(session->pending.front());
-    session->pending.pop_front();
-    if (session->owner == nullptr) {
-        return;
-    }
-    try {
-        redis_connection::event e;
-        e.type = redis_connection::event::kind::reply;
-        e.callback = std::move(command.callback);
-        if (reply != nullptr) {
-            e.reply = convert(*static_cast<const redisReply*>(reply));
-        }
-        session->owner->ready_.push_back(std::move(e));
-    } catch (...) {
-        // Out of memory: this one answer is lost (an exception must not cross hiredis's C frames).
-    }
-}
-
-void redis_session::on_pong(redisAsyncContext*, void* reply, void* privdata) noexcept {
-    auto* session = static_cast<redis_session*>(privdata);
-    if (reply == nullptr) {
-        return;  // the context is going away; the owner sees that after the hiredis call
-    }
-    session->pong_pending = false;
-    const auto* r = static_cast<const redisReply*>(reply);
-    if (r->type == REDIS_REPLY_ERROR) {
-        try {
-            session->handshake_error = text_of(r);
-            if (session->handshake_error.empty()) {
-                session->handshake_error = "error";
-            }
-        } catch (...) {
-            session->handshake_error.clear();
-            session->pong_pending = true;  // no answer, then: the connect timeout ends the attempt
-        }
-    }
-}
-
-void redis_session::on_auth(redisAsyncContext*, void* reply, void* privdata) noexcept {
-    auto* session = static_cast<redis_session*>(privdata);
-    const auto* r = static_cast<const redisReply*>(reply);
-    if (r == nullptr || r->type != REDIS_REPLY_ERROR) {
-        return;
-    }
-    try {
-        // The PING or SUBSCRIBE sent after it fails too (NOAUTH); this names the cause.
-        session->handshake_error = std::string("AUTH: ").append(text_of(r));
-    } catch (...) {
-        session->pong_pending = true;  // no answer, then: the connect timeout ends the attempt
-    }
-}
-
-void redis_session::on_subscription(redisAsyncContext*, void* reply, void* privdata) noexcept {
-    auto* session = static_cast<redis_session*>(privdata);
-    const auto* r = static_cast<const redisReply*>(reply);
-    // hiredis calls each channel's callback with NULL when it frees the context: nothing to do.
-    if (r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements < 3) {
-        return;
-    }
-    const std::string_view type = text_of(r->element[0]);
-    if (equals_ignoring_case(type, "subscribe")) {
-        if (session->unconfirmed > 0) {
-            --session->unconfirmed;
-        }
-    } else if (equals_ignoring_case(type, "message") && session->owner != nullptr) {
-        try {
-            redis_connection::event e;
-            e.type = redis_connection::event::kind::message;
-            e.channel = text_of(r->element[1]);
-            e.payload = text_of(r->element[2]);
-            session->owner->ready_.push_back(std::move(e));
-        } catch (...) {
-            // Out of memory: the message is lost, as Redis would drop it for a slow subscriber.
-        }
-    }
-}
-
-}  // namespace detail
 
 std::shared_ptr<redis_connection> redis_connection::create(boost::asio::any_io_executor executor, options opts,
                                                            std::string name) {
