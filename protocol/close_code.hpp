@@ -13,7 +13,6 @@ enum class close_code : std::uint16_t {
     invalid_payload = 1007,
     policy_violation = 1008,
     message_too_big = 1009,
-    internal_error = 1011,
     // Private-use range (4000-4999): an administrator removed the user (the reason says why).
     kicked = 4000,
 };

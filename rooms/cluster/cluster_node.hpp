@@ -139,6 +139,7 @@ private:
         registry::session_handle sender;
         std::string text;
         std::string ack_id;
+        bool from_session = false;  // false: a say kept while detached, which no session waits for
     };
     // A message received for a room that is being caught up from its stream: applied after.
     struct queued_message {

@@ -87,7 +87,7 @@ void cluster_node::submit_say(std::string_view room, std::string_view from, std:
     auto json = protocol::encode_message_around_seq(room, from, text, ts);
     pending_say say{0,  std::string(room), std::string(from), std::move(json.before), std::move(json.after), ts,
                     ack_id.empty() ? std::string() : format_ack_ticket(sender, ack_id), sender, std::string(text),
-                    std::string(ack_id)};
+                    std::string(ack_id), true};
     run([this, say = std::move(say)]() mutable {
         if (phase_ == phase::down) {
             // Redis went away after the session looked: the sender's session serves it alone.
@@ -106,7 +106,7 @@ void cluster_node::keep_for_cluster(std::string_view room, std::string_view from
                                     std::int64_t ts) {
     auto json = protocol::encode_message_around_seq(room, from, text, ts);
     pending_say say{0, std::string(room), std::string(from), std::move(json.before), std::move(json.after), ts, {}, {},
-                    {}, {}};
+                    {}, {}, false};
     run([this, say = std::move(say)]() mutable {
         if (phase_ != phase::down) {
             say.nonce = ++next_nonce_;
@@ -145,7 +145,9 @@ void cluster_node::on_say_answer(std::uint64_t nonce, std::optional<redis_reply>
         unanswered_.push_back(std::move(*it));  // sent again on return
     } else if (reply->is_error()) {
         report(report_level::error, "a message to room '" + it->room + "' was refused by redis: " + reply->text);
-        if (!it->ack_id.empty()) {
+        // Told with or without an id: a say that went nowhere is never lost in silence. (A say
+        // kept while detached was delivered here then; only the shared history lacks it.)
+        if (it->from_session) {
             auto refused = protocol::encode_error(protocol::error_code::unavailable,
                                                   "the message could not be stored by the cluster", it->ack_id);
             rooms::post_to_session(*hub_, it->sender,

@@ -5,12 +5,13 @@ issue that touches the daemon reports (docs/performance.md).
   fan-out, 1 room of 1,000 and 100 rooms of 10 (window 8): deliveries per server CPU-second
   idle: server RSS per logged-in connection at 19,900 connections
 
-Usage: tests/load/before_after_bench.py BEFORE_BUILD AFTER_BUILD [PAIRS]
+Usage: tests/load/before_after_bench.py BEFORE_BUILD AFTER_BUILD [PAIRS [LOAD]]
 Each BUILD is a Release build directory with parleyd and parley-load (each build's own
 parley-load drives it). parleyd runs on core 0 with one worker and its default SQLite history
 (a fresh file per run), the load on core 1; each run waits until both cores are idle, and the
-two builds' runs alternate which goes first. Prints one JSON line per run, then the medians
-and their ratio (after / before).
+two builds' runs alternate which goes first. LOAD (a part of a load's name, e.g. "100 rooms")
+runs only the loads it names. Prints one JSON line per run, then the medians and their ratio
+(after / before).
 """
 import json
 import os
@@ -68,10 +69,13 @@ def main():
         sys.exit(__doc__)
     builds = {"before": sys.argv[1], "after": sys.argv[2]}
     pairs = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    only = sys.argv[4] if len(sys.argv) > 4 else ""
     with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as config:
         # A publisher sends far more than the default 200 requests/s.
         config.write("[limits]\nrate_limit_per_second = 10000000\nrate_limit_burst = 10000000\n")
     for name, (args, figure) in LOADS.items():
+        if only not in name:
+            continue
         values = {"before": [], "after": []}
         for i in range(pairs):
             for which in (["before", "after"] if i % 2 == 0 else ["after", "before"]):

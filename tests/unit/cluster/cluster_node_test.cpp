@@ -371,6 +371,32 @@ TEST_F(cluster_node_test, a_history_page_that_redis_cannot_serve_is_answered_una
     EXPECT_TRUE(rooms::tests::is_error(alice.take_one(), "unavailable", 4));
 }
 
+TEST_F(cluster_node_test, a_say_redis_refuses_is_answered_unavailable_with_or_without_an_id) {
+    test_client& alice = login("alice");
+    world_.join(alice, "lobby");
+    sync({}, {{"lobby", 0}});
+    answer_rebases();
+    alice.take();
+
+    alice.send({{"type", "say"}, {"room", "lobby"}, {"text", "one"}, {"id", 5}});
+    alice.send({{"type", "say"}, {"room", "lobby"}, {"text", "two"}});
+    settle();
+    for (int i = 0; i < 2; ++i) {
+        auto say = redis_.take("say");
+        ASSERT_TRUE(say);
+        redis_reply error;
+        error.type = redis_reply::kind::error;
+        error.text = "OOM command not allowed when used memory > 'maxmemory'";
+        redis_.answer(*say, error);
+    }
+    settle();
+    auto replies = alice.take();
+    ASSERT_EQ(replies.size(), 2u) << json(replies).dump();
+    EXPECT_TRUE(rooms::tests::is_error(replies[0], "unavailable", 5));
+    EXPECT_TRUE(rooms::tests::is_error(replies[1], "unavailable"));
+    EXPECT_TRUE(seqs_received(alice).empty());
+}
+
 TEST_F(cluster_node_test, depart_finishes_when_redis_cannot_answer) {
     login("alice");
     sync({}, {});
