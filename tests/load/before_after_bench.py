@@ -15,16 +15,12 @@ runs only the loads it names. Prints one JSON line per run, then the medians and
 """
 import json
 import os
-import re
-import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from history_bench import wait_idle  # noqa: E402
+import history_bench  # noqa: E402
 
 LOADS = {
     "fan-out 1 room x 1000": (["fanout", "--connections", "1000", "--rooms", "1", "--publishers", "1",
@@ -37,31 +33,8 @@ LOADS = {
 
 
 def run(build, load_args, config):
-    wait_idle()
-    state = tempfile.mkdtemp(prefix="parley-bench-")
-    daemon = subprocess.Popen(
-        ["taskset", "-c", "0", f"{build}/server/parleyd", "--config", config, "--bind", "127.0.0.1", "--port", "0",
-         "--threads", "1", "--history-path", f"{state}/history.db"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    port = None
-    for line in daemon.stdout:
-        found = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
-        if found:
-            port = found.group(1)
-            break
-    if port is None:
-        sys.exit(f"{build}/server/parleyd did not start")
-    drain = subprocess.Popen(["cat"], stdin=daemon.stdout, stdout=subprocess.DEVNULL)
-    load = subprocess.run(["taskset", "-c", "1", f"{build}/tests/load/parley-load"] + load_args +
-                          ["--port", port, "--server-pid", str(daemon.pid)], capture_output=True, text=True, timeout=600)
-    daemon.send_signal(signal.SIGTERM)
-    daemon.wait(60)
-    drain.wait(10)
-    shutil.rmtree(state, ignore_errors=True)
-    lines = [l for l in load.stdout.splitlines() if l.startswith("{")]
-    if not lines:
-        sys.exit("parley-load failed: " + load.stdout + load.stderr)
-    return json.loads(lines[-1])
+    # history_bench's run: a fresh port and history file, the daemon on core 0, the load on 1.
+    return history_bench.run(build, "sqlite", load_args, config)
 
 
 def main():
