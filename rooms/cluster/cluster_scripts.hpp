@@ -13,7 +13,7 @@ namespace parley::cluster::scripts {
 
 // KEYS: name lease, this node's users hash. ARGV: node, ttl ms, user, channel, login event.
 // 1 when the name is this node's now, 0 when another node holds it.
-constexpr std::string_view claim_name = R"lua(
+inline constexpr std::string_view claim_name = R"lua(
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -22,7 +22,7 @@ return 1
 )lua";
 
 // KEYS: name lease, this node's users hash. ARGV: node, user, channel, logout event.
-constexpr std::string_view release_name = R"lua(
+inline constexpr std::string_view release_name = R"lua(
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 if redis.call('HDEL', KEYS[2], ARGV[2]) == 1 then redis.call('PUBLISH', ARGV[3], ARGV[4]) end
 return 1
@@ -30,7 +30,7 @@ return 1
 
 // KEYS: name leases held by this node. ARGV: node, ttl ms. Renews each; returns the (1-based)
 // positions of those another node holds now (this node lost them, e.g. after an outage).
-constexpr std::string_view renew_names = R"lua(
+inline constexpr std::string_view renew_names = R"lua(
 local lost = {}
 for i, key in ipairs(KEYS) do
   local holder = redis.call('GET', key)
@@ -43,7 +43,7 @@ return lost
 
 // ARGV: node, ttl ms, channel. This node is alive for another ttl; nodes whose lease ran out are
 // removed, with their users and rooms, and announced gone (once: only the remover publishes).
-constexpr std::string_view heartbeat = R"lua(
+inline constexpr std::string_view heartbeat = R"lua(
 local prefix = 'parley:node:'
 redis.call('SET', prefix .. ARGV[1], '1', 'PX', ARGV[2])
 redis.call('SADD', 'parley:nodes', ARGV[1])
@@ -62,7 +62,7 @@ return 1
 // that run, and "1" when the say is sent again after its answer was lost. Numbers the message, stores it
 // and publishes it, in that order, and returns its seq. A say sent again is looked for among
 // the room's newest entries first, and not stored twice (0 is returned then).
-constexpr std::string_view say = R"lua(
+inline constexpr std::string_view say = R"lua(
 local said = ARGV[9] .. ':' .. ARGV[10] .. ':' .. ARGV[11]
 if ARGV[12] == '1' then
   for _, entry in ipairs(redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1000)) do
@@ -81,7 +81,7 @@ return seq
 )lua";
 
 // KEYS: this node's rooms hash. ARGV: '+' or '-', field "ROOM\nUSER", channel, event.
-constexpr std::string_view membership = R"lua(
+inline constexpr std::string_view membership = R"lua(
 if ARGV[1] == '+' then redis.call('HSET', KEYS[1], ARGV[2], '1') else redis.call('HDEL', KEYS[1], ARGV[2]) end
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
@@ -90,7 +90,7 @@ return 1
 // ARGV: node, ttl ms, channel, node_state event, user count U, then U users, then "ROOM\nUSER"
 // fields. Replaces what the cluster knows of this node (after an outage its users and rooms may
 // have changed) and tells the others to read it again.
-constexpr std::string_view register_node = R"lua(
+inline constexpr std::string_view register_node = R"lua(
 local prefix = 'parley:node:' .. ARGV[1]
 redis.call('DEL', prefix .. ':users', prefix .. ':rooms')
 local users = tonumber(ARGV[5])
@@ -106,7 +106,7 @@ return 1
 // {epoch, {node, users, room fields, ...}, {room, last seq, ...}} for the other live nodes and
 // every room with history, then publishes the marker: events before it on the channel are in
 // this answer, events after it are not.
-constexpr std::string_view snapshot = R"lua(
+inline constexpr std::string_view snapshot = R"lua(
 local epoch = redis.call('GET', 'parley:epoch')
 if not epoch then
   redis.call('SET', 'parley:epoch', ARGV[2])
@@ -131,7 +131,7 @@ return {epoch, nodes, rooms}
 
 // KEYS: the name leases this node holds. ARGV: node, channel, node_gone event. The node leaves
 // at a shutdown: its names are free and the others drop its users at once.
-constexpr std::string_view depart = R"lua(
+inline constexpr std::string_view depart = R"lua(
 for _, key in ipairs(KEYS) do
   if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key) end
 end

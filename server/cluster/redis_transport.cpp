@@ -28,7 +28,8 @@ std::string sha1_hex(std::string_view text) {
     return out;
 }
 
-// Each script's SHA-1, computed once; a script is known by the address of its text.
+// Each script's SHA-1, computed once; a script is known by its text (compared whole: the same
+// literal need not have one address in every translation unit, as sanitizer builds show).
 const std::string& sha_of(std::string_view script) {
     static const std::array<std::string, scripts::all.size()> shas = [] {
         std::array<std::string, scripts::all.size()> out;
@@ -38,7 +39,7 @@ const std::string& sha_of(std::string_view script) {
         return out;
     }();
     for (std::size_t i = 0; i < scripts::all.size(); ++i) {
-        if (scripts::all[i].data() == script.data()) {
+        if (scripts::all[i] == script) {
             return shas[i];
         }
     }

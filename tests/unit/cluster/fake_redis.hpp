@@ -37,7 +37,7 @@ inline std::string script_name(std::string_view text) {
                          {scripts::register_node, "register_node"}, {scripts::snapshot, "snapshot"},
                          {scripts::depart, "depart"}};
     for (const auto& s : all) {
-        if (s.text.data() == text.data()) {
+        if (s.text == text) {
             return s.name;
         }
     }
