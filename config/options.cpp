@@ -339,6 +339,12 @@ void add_history_and_auth_options(std::vector<option>& out) {
             .help = "Messages older than this are deleted (from the file and memory, with either store), "
                     "checked about every hundredth of the period. 0: kept however old.",
             .min = 0, .max = 100000}),
+        field<&settings::welcome_conversations>({.section = "history", .key = "welcome_conversations",
+            .unit = "conversations",
+            .help = "With auth.mode = \"token\": the most rooms and direct conversations listed in a login's "
+                    "welcome, each with its last seq, the user's read marker and unread count, newest "
+                    "activity first. 0: none listed.",
+            .reloadable = true, .min = 0, .max = 100'000}),
 
         // ---- [auth] ----
         field<&settings::auth_mode>({.section = "auth", .key = "mode",

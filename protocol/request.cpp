@@ -10,7 +10,7 @@
 namespace parley::protocol {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, request_type>, 9> type_names{{
+constexpr std::array<std::pair<std::string_view, request_type>, 11> type_names{{
     {"login", request_type::login},
     {"join", request_type::join},
     {"leave", request_type::leave},
@@ -20,6 +20,8 @@ constexpr std::array<std::pair<std::string_view, request_type>, 9> type_names{{
     {"rooms", request_type::rooms},
     {"history", request_type::history},
     {"typing", request_type::typing},
+    {"dm_history", request_type::dm_history},
+    {"read", request_type::read},
 }};
 
 // At most max bytes of text, cut at a character boundary: the result is sent back inside JSON
@@ -46,10 +48,11 @@ void fail(parse_result_request& result, error_code code, std::string message, bo
 
 // The members a request can use; the reader keeps the last value of each and skips the rest.
 enum field : std::size_t { type_field, id_field, user_field, token_field, room_field, to_field, text_field,
-                           after_field, before_field, epoch_field, limit_field, field_count };
+                           after_field, before_field, epoch_field, limit_field, with_field, seq_field,
+                           field_count };
 
 constexpr std::array<std::string_view, field_count> field_names{
-    "type", "id", "user", "token", "room", "to", "text", "after", "before", "epoch", "limit",
+    "type", "id", "user", "token", "room", "to", "text", "after", "before", "epoch", "limit", "with", "seq",
 };
 
 using fields = std::array<std::optional<json_value>, field_count>;
@@ -158,13 +161,14 @@ namespace {
 // Empties a request for reuse, keeping what its strings have allocated.
 request& reset(request& req) {
     req.type = request_type::users;
-    for (std::string* s : {&req.id, &req.user, &req.token, &req.room, &req.to, &req.text}) {
+    for (std::string* s : {&req.id, &req.user, &req.token, &req.room, &req.to, &req.with, &req.text}) {
         s->clear();
     }
     req.after.reset();
     req.before.reset();
     req.epoch.reset();
     req.limit.reset();
+    req.seq.reset();
     return req;
 }
 }  // namespace
@@ -228,7 +232,9 @@ void parse_request(std::string_view text, parse_result_request& result) {
         ok = take_string(object, to_field, req.to, error) && take_string(object, text_field, req.text, error);
         break;
     case request_type::history:
-        ok = take_string(object, room_field, req.room, error) &&
+    case request_type::dm_history:
+        ok = take_string(object, req.type == request_type::history ? room_field : with_field,
+                         req.type == request_type::history ? req.room : req.with, error) &&
              take_optional_count(object, before_field, req.before, error) &&
              take_optional_count(object, after_field, req.after, error) &&
              take_optional_count(object, limit_field, req.limit, error);
@@ -236,6 +242,20 @@ void parse_request(std::string_view text, parse_result_request& result) {
             ok = false;
             error = "give 'before' or 'after', not both";
         }
+        break;
+    case request_type::read:
+        // A marker is for one room or one direct conversation, and names the seq read up to.
+        ok = take_optional_string(object, room_field, req.room, error) &&
+             take_optional_string(object, with_field, req.with, error);
+        if (ok && req.room.empty() == req.with.empty()) {
+            ok = false;
+            error = "give 'room' or 'with', exactly one";
+        }
+        if (ok && is_absent(object[seq_field])) {
+            ok = false;
+            error = field_error(seq_field, "must be a non-negative integer");
+        }
+        ok = ok && take_optional_count(object, seq_field, req.seq, error);
         break;
     case request_type::users:
     case request_type::rooms:

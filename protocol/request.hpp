@@ -9,7 +9,7 @@
 
 namespace parley::protocol {
 
-enum class request_type : unsigned char { login, join, leave, say, dm, users, rooms, history, typing };
+enum class request_type : unsigned char { login, join, leave, say, dm, users, rooms, history, typing, dm_history, read };
 
 // One client request after JSON parsing and shape validation (types of fields, required fields
 // present). Rules that need state or configuration (name syntax, text length, membership,
@@ -19,13 +19,15 @@ struct request {
     std::string id;     // the request's "id" as JSON text, echoed verbatim as "re"; empty if none
     std::string user;   // login
     std::string token;  // login (optional)
-    std::string room;   // join, leave, say, history, typing
+    std::string room;   // join, leave, say, history, typing, read (room or with)
     std::string to;     // dm
+    std::string with;   // dm_history, read: the other user of a direct conversation
     std::string text;   // say, dm
-    std::optional<std::int64_t> after;   // join, history
-    std::optional<std::int64_t> before;  // history
+    std::optional<std::int64_t> after;   // join, history, dm_history
+    std::optional<std::int64_t> before;  // history, dm_history
     std::optional<std::int64_t> epoch;   // join
-    std::optional<std::int64_t> limit;   // history
+    std::optional<std::int64_t> limit;   // history, dm_history
+    std::optional<std::int64_t> seq;     // read
 };
 
 // Either a request or the error to send (with the id, when the id itself was readable).

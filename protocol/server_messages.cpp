@@ -83,6 +83,19 @@ shared_frame encode_welcome(std::string_view user, std::string_view re) {
     return payload_builder().raw("{\"type\":\"welcome\",\"user\":").str(user).re(re).frame();
 }
 
+shared_frame encode_welcome(std::string_view user, std::string_view re,
+                            const std::vector<conversation_summary>& conversations) {
+    payload_builder b;
+    b.raw("{\"type\":\"welcome\",\"user\":").str(user).raw(",\"conversations\":[");
+    bool first = true;
+    for (const conversation_summary& c : conversations) {
+        b.raw(first ? "{" : ",{").raw(c.is_room ? "\"room\":" : "\"with\":").str(c.name);
+        b.raw(",\"seq\":").num(c.seq).raw(",\"read\":").num(c.read).raw(",\"unread\":").num(c.unread).raw("}");
+        first = false;
+    }
+    return b.raw("]").re(re).frame();
+}
+
 shared_frame encode_joined(std::string_view room, std::int64_t epoch, const std::vector<std::string>& members,
                            const std::vector<shared_frame>& history, std::optional<bool> recovered,
                            std::string_view re, std::string_view topic) {
@@ -145,16 +158,31 @@ shared_frame frame_of_json(std::string_view json) {
     return f;
 }
 
-shared_frame encode_dm(std::string_view from, std::string_view to, std::string_view text, std::int64_t ts) {
+shared_frame encode_dm(std::string_view from, std::string_view to, std::string_view text, std::int64_t ts,
+                       std::optional<std::int64_t> seq) {
+    payload_builder b;
+    b.raw("{\"type\":\"dm\",\"from\":").str(from).raw(",\"to\":").str(to).raw(",\"text\":").str(text);
+    if (seq) {
+        b.raw(",\"seq\":").num(*seq);
+    }
+    return b.raw(",\"ts\":").num(ts).frame();
+}
+
+shared_frame encode_dm_history(std::string_view with, const std::vector<shared_frame>& messages,
+                               std::string_view re) {
+    payload_builder b;
+    b.raw("{\"type\":\"dm_history\",\"with\":").str(with).raw(",\"messages\":");
+    append_payloads(b, messages);
+    return b.re(re).frame();
+}
+
+shared_frame encode_read(bool is_room, std::string_view name, std::int64_t seq, std::string_view re) {
     return payload_builder()
-        .raw("{\"type\":\"dm\",\"from\":")
-        .str(from)
-        .raw(",\"to\":")
-        .str(to)
-        .raw(",\"text\":")
-        .str(text)
-        .raw(",\"ts\":")
-        .num(ts)
+        .raw(is_room ? "{\"type\":\"read\",\"room\":" : "{\"type\":\"read\",\"with\":")
+        .str(name)
+        .raw(",\"seq\":")
+        .num(seq)
+        .re(re)
         .frame();
 }
 
@@ -206,6 +234,11 @@ shared_frame encode_ack(std::string_view re, std::string_view room, std::int64_t
         b.raw(",\"room\":").str(room).raw(",\"seq\":").num(seq);
     }
     return b.frame();
+}
+
+shared_frame encode_dm_ack(std::string_view re, std::string_view with, std::int64_t seq) {
+    return payload_builder().raw("{\"type\":\"ack\",\"re\":").raw(re).raw(",\"with\":").str(with)
+        .raw(",\"seq\":").num(seq).frame();
 }
 
 shared_frame encode_error(error_code code, std::string_view message, std::string_view re) {

@@ -17,7 +17,19 @@ namespace parley::protocol {
 // `re` is the request's id as JSON text (empty: no "re" field).
 // Thread: any; they only use a thread-local scratch buffer.
 
+// Where a user stands in one room or direct conversation, for `welcome`'s `conversations`.
+struct conversation_summary {
+    bool is_room = true;
+    std::string name;      // the room, or the other user of a direct conversation
+    std::int64_t seq = 0;  // the conversation's last seq
+    std::int64_t read = 0; // the user's read marker
+    std::int64_t unread = 0;
+};
+
 shared_frame encode_welcome(std::string_view user, std::string_view re);
+// With `conversations` (token mode): newest activity first, as given.
+shared_frame encode_welcome(std::string_view user, std::string_view re,
+                            const std::vector<conversation_summary>& conversations);
 
 // history holds message frames (as made by encode_message); their payloads are embedded as is.
 // topic: the room's topic from the configuration; empty: no "topic" field.
@@ -42,7 +54,18 @@ message_text_around_seq encode_message_around_seq(std::string_view room, std::st
 // A complete text frame around a server message's JSON text encoded elsewhere (another node).
 shared_frame frame_of_json(std::string_view json);
 
-shared_frame encode_dm(std::string_view from, std::string_view to, std::string_view text, std::int64_t ts);
+// seq: the message's place in the stored conversation of from and to; none when direct messages
+// are live only (no identities: auth.mode "none").
+shared_frame encode_dm(std::string_view from, std::string_view to, std::string_view text, std::int64_t ts,
+                       std::optional<std::int64_t> seq = std::nullopt);
+
+// The answer to dm_history: dm frames (as made by encode_dm), oldest first, embedded as is.
+shared_frame encode_dm_history(std::string_view with, const std::vector<shared_frame>& messages,
+                               std::string_view re);
+
+// A read marker: the reply to `read` (with re) and the event the user's other sessions get.
+// is_room: name is a room; else it is the other user of a direct conversation (`with`).
+shared_frame encode_read(bool is_room, std::string_view name, std::int64_t seq, std::string_view re);
 
 shared_frame encode_presence(std::string_view room, std::string_view user, bool joined);
 
@@ -56,8 +79,10 @@ shared_frame encode_rooms(const std::vector<std::pair<std::string, std::size_t>>
 
 shared_frame encode_history(std::string_view room, const std::vector<shared_frame>& messages, std::string_view re);
 
-// ack for a say (room and seq) or, with room empty, for a dm.
+// ack for a say (room and seq) or, with room empty, for a live-only dm.
 shared_frame encode_ack(std::string_view re, std::string_view room, std::int64_t seq);
+// ack for a stored dm: the conversation's other user and the message's seq.
+shared_frame encode_dm_ack(std::string_view re, std::string_view with, std::int64_t seq);
 
 shared_frame encode_error(error_code code, std::string_view message, std::string_view re);
 

@@ -10,7 +10,9 @@ chat_hub::chat_hub(const config::settings& settings, std::unique_ptr<history_sto
       store_(std::move(store)),
       workers_(std::move(workers)),
       bus_(bus ? std::move(bus) : make_local_bus()),
-      rooms_(*store_, *bus_, workers_) {
+      rooms_(*store_, *bus_, workers_),
+      conversations_(*store_),
+      markers_(*store_) {
     // Before any worker runs a task of ours: a plain store is enough.
     for (worker_context* w : workers_) {
         w->set_hub(this);

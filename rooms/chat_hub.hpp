@@ -3,8 +3,10 @@
 #include "config/settings.hpp"
 #include "registry/user_registry.hpp"
 #include "rooms/cluster_link.hpp"
+#include "rooms/direct_conversations.hpp"
 #include "rooms/history/history_store.hpp"
 #include "rooms/message_bus.hpp"
+#include "rooms/read_marker_book.hpp"
 #include "rooms/room_directory.hpp"
 
 #include <memory>
@@ -39,6 +41,8 @@ public:
     registry::user_registry& users() { return users_; }
     room_directory& rooms() { return rooms_; }
     history_store& history() { return *store_; }
+    direct_conversations& conversations() { return conversations_; }
+    read_marker_book& markers() { return markers_; }
     worker_context& worker(std::uint32_t index) { return *workers_.at(index); }
     std::size_t worker_count() const { return workers_.size(); }
     const std::vector<worker_context*>& workers() const { return workers_; }
@@ -52,6 +56,8 @@ private:
     cluster_link* cluster_ = nullptr;
     registry::user_registry users_;
     room_directory rooms_;
+    direct_conversations conversations_;
+    read_marker_book markers_;
 };
 
 }  // namespace parley::rooms

@@ -104,6 +104,8 @@ void chat_session::dispatch(request& req) {
     case request_type::rooms: on_rooms(req); break;
     case request_type::history: on_history(req); break;
     case request_type::typing: on_typing(req); break;
+    case request_type::dm_history: on_dm_history(req); break;
+    case request_type::read: on_read(req); break;
     }
 }
 
@@ -206,7 +208,14 @@ void chat_session::finish_login(cluster_link::claim_outcome outcome, std::string
     if (rooms_claim) {
         worker_.set_grant(handle_.session, room_grant(std::move(*rooms_claim)));
     }
-    send(protocol::encode_welcome(user_, re));
+    // Markers before the welcome, which lists the conversations they are in.
+    worker_.hub().markers().attach(user_, keeps_identities());
+    markers_attached_ = true;
+    if (keeps_identities()) {
+        send(protocol::encode_welcome(user_, re, conversations()));
+    } else {
+        send(protocol::encode_welcome(user_, re));
+    }
     if (const std::string& motd = worker_.settings().motd; !motd.empty()) {
         send(protocol::encode_system(motd));
     }
@@ -363,47 +372,6 @@ void chat_session::say_here(std::string_view room_name, std::string_view text, s
     cluster.keep_for_cluster(target.name(), user_, text, ts);
 }
 
-void chat_session::on_dm(request& req) {
-    if (!protocol::valid_user_name(req.to)) {
-        fail(error_code::invalid_name, protocol::user_name_rule(), req.id);
-        return;
-    }
-    if (!check_text(req)) {
-        return;
-    }
-    std::vector<registry::session_handle> targets;
-    cluster_link* cluster = worker_.hub().cluster();
-    bool elsewhere = false;
-    if (worker_.hub().users().lookup_all(req.to, targets) == 0) {
-        elsewhere = cluster != nullptr && cluster->online_elsewhere(req.to);
-        if (!elsewhere) {
-            fail(error_code::user_not_found, "no user '" + req.to + "' is online", req.id);
-            return;
-        }
-    }
-    auto frame = protocol::encode_dm(user_, req.to, req.text, unix_millis());
-    send(frame);
-    if (!req.id.empty()) {
-        send(protocol::encode_ack(req.id, {}, 0));
-    }
-    if (elsewhere) {
-        cluster->send_dm(req.to, frame);
-    }
-    // Every connection of the recipient gets it, and the sender's other connections get their
-    // copy too, so each of a user's tabs shows the whole conversation. (Without tokens a name
-    // is one connection: there are no others to look up.)
-    if (req.to != user_ && worker_.settings().auth_mode == config::auth_mode::token) {
-        worker_.hub().users().lookup_all(user_, targets);
-    }
-    for (registry::session_handle target : targets) {
-        if (target == handle_) {
-            continue;
-        }
-        // The recipient may have gone since the lookup; then there is nobody to deliver to.
-        post_to_session(worker_.hub(), target, [frame](chat_session& session) { session.output().send(frame); });
-    }
-}
-
 void chat_session::on_users(request& req) {
     std::vector<std::string> names = worker_.hub().users().names();
     if (cluster_link* cluster = worker_.hub().cluster()) {
@@ -426,19 +394,27 @@ void chat_session::on_rooms(request& req) {
     send(protocol::encode_rooms(listed, req.id));
 }
 
-void chat_session::on_history(request& req) {
+std::optional<std::size_t> chat_session::page_limit(const request& req) {
     const auto& s = worker_.settings();
+    std::int64_t limit = req.limit ? *req.limit : static_cast<std::int64_t>(s.history_default_limit);
+    if (limit < 1 || limit > static_cast<std::int64_t>(s.history_max_limit)) {
+        fail(error_code::bad_request, "limit must be 1-" + std::to_string(s.history_max_limit), req.id);
+        return std::nullopt;
+    }
+    return static_cast<std::size_t>(limit);
+}
+
+void chat_session::on_history(request& req) {
     auto found = room_of(req);
     if (found == rooms_.end()) {
         return;
     }
     membership* m = &*found;
-    std::int64_t limit = req.limit ? *req.limit : static_cast<std::int64_t>(s.history_default_limit);
-    if (limit < 1 || limit > static_cast<std::int64_t>(s.history_max_limit)) {
-        fail(error_code::bad_request, "limit must be 1-" + std::to_string(s.history_max_limit), req.id);
+    std::optional<std::size_t> limit = page_limit(req);
+    if (!limit) {
         return;
     }
-    history_answer answer = m->joined->history(req.before, req.after, static_cast<std::size_t>(limit));
+    history_answer answer = m->joined->history(req.before, req.after, *limit);
     if (!answer.stored) {
         send(protocol::encode_history(m->joined->name(), join_answer({}, answer), req.id));
         return;
@@ -480,6 +456,11 @@ void chat_session::end(bool disconnected) {
     ended_ = true;
     while (!rooms_.empty()) {
         leave_room(rooms_.end() - 1, disconnected);
+    }
+    if (markers_attached_) {
+        // Before the name is free: its next holder must not find this session's markers.
+        worker_.hub().markers().detach(user_);
+        markers_attached_ = false;
     }
     if (!user_.empty()) {  // logged in, or waiting for the cluster to grant the name
         release_name(user_);

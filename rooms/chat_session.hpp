@@ -2,6 +2,7 @@
 
 #include "protocol/error_code.hpp"
 #include "protocol/request.hpp"
+#include "protocol/server_messages.hpp"
 #include "protocol/shared_frame.hpp"
 #include "registry/session_handle.hpp"
 #include "rooms/cluster_link.hpp"
@@ -72,6 +73,21 @@ private:
     void on_rooms(request& req);
     void on_history(request& req);
     void on_typing(request& req);
+    // Direct conversations and read markers: chat_session_conversations.cpp.
+    void on_dm_history(request& req);
+    void on_read(request& req);
+    // A dm stored in the conversation of user_ and req.to, then delivered to whoever is online.
+    void send_stored_dm(request& req);
+    // Gives frame to every other session of user_ and of `to` (when not user_) on this node.
+    void deliver_dm(const protocol::shared_frame& frame, std::string_view to);
+
+    // Direct messages and read markers are stored for the user: with tokens, where a name is
+    // an identity, on a single node (docs/security.md).
+    bool keeps_identities() const;
+    // welcome's `conversations`: the rooms and direct conversations the user has a marker in.
+    std::vector<protocol::conversation_summary> conversations() const;
+    // The limit of a history or dm_history request; fails req with bad_request when out of range.
+    std::optional<std::size_t> page_limit(const request& req);
 
     // What a login may hold: without tokens one session and every room; with a token, the
     // configured sessions per user and the rooms the token names (all when it names none).
@@ -116,6 +132,7 @@ private:
     std::uint32_t rejected_in_a_row_ = 0;
     bool ended_ = false;
     bool claiming_ = false;  // a login waits for the cluster's answer; user_ holds the name meanwhile
+    bool markers_attached_ = false;  // user_'s read markers are held for this session
 };
 
 }  // namespace parley::rooms

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +18,13 @@ struct history_stats {
     std::uint64_t written = 0;   // messages written to storage since start
     std::uint64_t failures = 0;  // failed batch writes (their messages were kept and retried)
     std::size_t backlog = 0;     // messages accepted and not yet written
+    std::uint64_t marker_batches = 0;  // transactions that wrote read markers
+};
+
+// Where one user has read up to in one log (a room, or a direct conversation's key).
+struct read_marker {
+    std::string key;
+    std::int64_t seq = 0;
 };
 
 // The end of a history read: the whole answer, oldest first, or nullopt when storage could not
@@ -44,6 +52,17 @@ public:
     virtual void stop_reads() {}
 
     virtual history_stats stats() const { return {}; }
+
+    // ---- read markers and activity: state that belongs to identities (token mode) ----
+
+    // Every marker stored for user, in no order (what a later save_marker gave included).
+    virtual std::vector<read_marker> read_markers(std::string_view user) = 0;
+    // Moves user's marker in log `key` to seq, never back (a lower seq changes nothing). A
+    // durable store writes markers in batches, never one write per call.
+    virtual void save_marker(std::string_view user, std::string_view key, std::int64_t seq) = 0;
+    // The last seq and its time of the log called key, without loading its messages; zeros when
+    // there is no such log.
+    virtual log_activity activity(std::string_view key) = 0;
 
 protected:
     // Reads an answer's stored part and calls done with the whole answer (join_answer). The

@@ -1,5 +1,7 @@
 #include "rooms/history/memory_history_store.hpp"
 
+#include <algorithm>
+#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -32,12 +34,46 @@ public:
         return it->second.get();
     }
 
+    std::vector<read_marker> read_markers(std::string_view user) override {
+        std::vector<read_marker> out;
+        std::lock_guard lock(mutex_);
+        if (auto it = markers_.find(user); it != markers_.end()) {
+            for (const auto& [key, seq] : it->second) {
+                out.push_back({key, seq});
+            }
+        }
+        return out;
+    }
+
+    void save_marker(std::string_view user, std::string_view key, std::int64_t seq) override {
+        std::lock_guard lock(mutex_);
+        auto user_it = markers_.find(user);
+        if (user_it == markers_.end()) {
+            user_it = markers_.emplace(std::string(user), std::map<std::string, std::int64_t, std::less<>>{}).first;
+        }
+        auto& markers = user_it->second;
+        auto it = markers.find(key);
+        if (it == markers.end()) {
+            markers.emplace(std::string(key), seq);
+        } else {
+            it->second = std::max(it->second, seq);
+        }
+    }
+
+    log_activity activity(std::string_view key) override {
+        std::lock_guard lock(mutex_);
+        auto it = logs_.find(std::string(key));
+        return it == logs_.end() ? log_activity{} : it->second->activity();
+    }
+
 private:
     std::size_t per_room_;
     std::int64_t epoch_;
     std::int64_t max_age_ms_;
     std::mutex mutex_;
     std::unordered_map<std::string, std::unique_ptr<memory_room_log>> logs_;
+    // user -> log key -> seq; memory is the whole store, so they last the daemon's lifetime.
+    std::map<std::string, std::map<std::string, std::int64_t, std::less<>>, std::less<>> markers_;
 };
 
 }  // namespace

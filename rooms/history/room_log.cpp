@@ -9,7 +9,9 @@ namespace parley::rooms {
 using protocol::shared_frame;
 
 room_log::room_log(std::int64_t epoch, std::int64_t last_seq, std::size_t memory_limit, std::int64_t max_age_ms)
-    : epoch_(epoch), memory_limit_(memory_limit), max_age_ms_(max_age_ms), last_seq_(last_seq) {}
+    : epoch_(epoch), memory_limit_(memory_limit), max_age_ms_(max_age_ms), last_seq_(last_seq) {
+    publish(last_seq, 0);
+}
 
 std::int64_t room_log::first_retained_seq() const {
     return std::min(stored_first_.load(std::memory_order_acquire), memory_first_seq());
@@ -18,6 +20,7 @@ std::int64_t room_log::first_retained_seq() const {
 void room_log::preload(std::int64_t seq, std::int64_t ts, shared_frame message) {
     entries_.push_back({seq, ts, std::move(message)});
     last_seq_ = std::max(last_seq_, seq);
+    publish(last_seq_, ts);
 }
 
 void room_log::reset(std::int64_t epoch, std::int64_t last_seq, std::vector<log_entry> newest,
@@ -28,12 +31,14 @@ void room_log::reset(std::int64_t epoch, std::int64_t last_seq, std::vector<log_
     for (auto& e : newest) {
         entries_.push_back(std::move(e));
     }
+    publish(last_seq, entries_.empty() ? 0 : entries_.back().ts);
     stored_first_.store(stored_first, std::memory_order_release);
 }
 
 void room_log::append(std::int64_t seq, std::int64_t ts, const shared_frame& message) {
     last_seq_ = seq;
     entries_.push_back({seq, ts, message});
+    publish(seq, ts);
     stored(seq, ts, message);
     std::int64_t durable = durable_seq_.load(std::memory_order_acquire);
     while (entries_.size() > memory_limit_ && entries_.front().seq <= durable) {

@@ -31,6 +31,12 @@ struct history_answer {
     std::size_t limit = 0;
 };
 
+// The newest message of a log: its seq and time (zeros: no message yet).
+struct log_activity {
+    std::int64_t last_seq = 0;
+    std::int64_t last_ts = 0;
+};
+
 // One message as a log holds it.
 struct log_entry {
     std::int64_t seq = 0;
@@ -56,6 +62,11 @@ public:
     // Identifies this log's history: a client's `after` from another epoch cannot be recovered.
     std::int64_t epoch() const { return epoch_; }
     std::int64_t last_seq() const { return last_seq_; }
+    // last_seq() and the newest message's time, readable from any thread without the owner's
+    // lock (for `welcome`'s conversations): a copy kept in atomics, stored on every append.
+    log_activity activity() const {
+        return {published_seq_.load(std::memory_order_acquire), published_ts_.load(std::memory_order_acquire)};
+    }
     // Lowest seq still retained, in memory or in storage (last_seq() + 1 when there is none).
     std::int64_t first_retained_seq() const;
 
@@ -115,6 +126,12 @@ private:
     const std::int64_t max_age_ms_;
     std::int64_t last_seq_;
     std::deque<entry> entries_;
+    std::atomic<std::int64_t> published_seq_{0};
+    std::atomic<std::int64_t> published_ts_{0};
+    void publish(std::int64_t seq, std::int64_t ts) {
+        published_ts_.store(ts, std::memory_order_relaxed);
+        published_seq_.store(seq, std::memory_order_release);
+    }
 };
 
 // The whole answer: the messages read from storage (oldest first), then memory's, of which the

@@ -29,7 +29,8 @@ using protocol::shared_frame;
 // "PRLY": marks the file as parley's, so a daemon pointed at another program's database
 // refuses it instead of adding tables to it.
 constexpr std::int64_t application_id = 0x50524c59;
-constexpr std::int64_t schema_version = 1;
+// 2 added the markers table (read markers of token-mode users).
+constexpr std::int64_t schema_version = 2;
 
 constexpr const char* schema = R"sql(
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -49,6 +50,12 @@ CREATE TABLE IF NOT EXISTS chunks (
     data BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_by_room ON chunks (room_id, last_seq);
+CREATE TABLE IF NOT EXISTS markers (
+    user TEXT NOT NULL,
+    key TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (user, key)
+) WITHOUT ROWID;
 )sql";
 
 [[noreturn]] void refuse(const std::string& path, std::string_view reason) {
@@ -188,6 +195,9 @@ public:
           find_room_(setup_.prepare("SELECT id, reserved_seq, first_seq FROM rooms WHERE name = ?1")),
           last_seq_(setup_.prepare("SELECT max(last_seq) FROM chunks WHERE room_id = ?1")),
           first_seq_(setup_.prepare("SELECT first_seq FROM chunks WHERE room_id = ?1 ORDER BY last_seq LIMIT 1")),
+          markers_of_(setup_.prepare("SELECT key, seq FROM markers WHERE user = ?1")),
+          newest_chunk_(setup_.prepare("SELECT c.last_seq, c.last_ts FROM rooms r JOIN chunks c ON c.room_id = r.id "
+                                       "WHERE r.name = ?1 ORDER BY c.last_seq DESC LIMIT 1")),
           loader_(setup_.limit_cache(256)),
           writer_(options),
           reader_db_(options.path, true),
@@ -237,7 +247,50 @@ public:
         }
     }
 
-    history_stats stats() const override { return {writer_.written(), writer_.failures(), writer_.backlog()}; }
+    history_stats stats() const override {
+        return {writer_.written(), writer_.failures(), writer_.backlog(), writer_.markers().batches()};
+    }
+
+    std::vector<read_marker> read_markers(std::string_view user) override {
+        std::vector<read_marker> out;
+        {
+            std::lock_guard lock(open_mutex_);
+            markers_of_.bind(1, user);
+            while (markers_of_.step()) {
+                out.push_back({std::string(markers_of_.text(0)), markers_of_.integer(1)});
+            }
+            markers_of_.reset();
+        }
+        // Those not written yet win where they are ahead (a marker only moves forward).
+        for (read_marker& pending : writer_.markers().pending_for(user)) {
+            auto it = std::find_if(out.begin(), out.end(), [&](const read_marker& m) { return m.key == pending.key; });
+            if (it == out.end()) {
+                out.push_back(std::move(pending));
+            } else {
+                it->seq = std::max(it->seq, pending.seq);
+            }
+        }
+        return out;
+    }
+
+    void save_marker(std::string_view user, std::string_view key, std::int64_t seq) override {
+        writer_.markers().record(user, key, seq);
+    }
+
+    log_activity activity(std::string_view key) override {
+        std::lock_guard lock(open_mutex_);
+        if (auto it = logs_.find(std::string(key)); it != logs_.end()) {
+            return it->second->activity();
+        }
+        // Not opened since the start: everything it holds is in the file.
+        log_activity found;
+        newest_chunk_.bind(1, key);
+        if (newest_chunk_.step()) {
+            found = {newest_chunk_.integer(0), newest_chunk_.integer(1)};
+        }
+        newest_chunk_.reset();
+        return found;
+    }
 
 private:
     struct read_job {
@@ -335,6 +388,8 @@ private:
     sqlite_statement find_room_;
     sqlite_statement last_seq_;
     sqlite_statement first_seq_;
+    sqlite_statement markers_of_;
+    sqlite_statement newest_chunk_;
     history_chunk_reader loader_;  // on setup_
     std::mutex open_mutex_;
     std::unordered_map<std::string, std::unique_ptr<sqlite_room_log>> logs_;

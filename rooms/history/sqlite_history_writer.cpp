@@ -45,7 +45,8 @@ sqlite_history_writer::sqlite_history_writer(const sqlite_history_options& optio
       oldest_chunks_(db_.prepare("SELECT first_seq, last_seq, count, last_ts FROM chunks WHERE room_id = ?1 "
                                  "ORDER BY last_seq LIMIT ?2")),
       delete_through_(db_.prepare("DELETE FROM chunks WHERE room_id = ?1 AND last_seq <= ?2")),
-      first_seq_(db_.prepare("SELECT first_seq FROM chunks WHERE room_id = ?1 ORDER BY last_seq LIMIT 1")) {
+      first_seq_(db_.prepare("SELECT first_seq FROM chunks WHERE room_id = ?1 ORDER BY last_seq LIMIT 1")),
+      markers_(db_) {
     // WAL with NORMAL sync: a commit is in the log file when COMMIT returns, so a killed daemon
     // loses nothing committed; only a power cut can lose the commits since the last checkpoint.
     db_.exec("PRAGMA synchronous = NORMAL");
@@ -94,6 +95,7 @@ void sqlite_history_writer::run() {
     using clock = std::chrono::steady_clock;
     auto next_flush = clock::now() + options_.flush_interval;
     int failed_at_stop = 0;
+    int marker_failures_at_stop = 0;
     bool everything_written = true;
     // Swapped with queue_ on every pass, so both keep their capacity instead of regrowing.
     std::vector<pending> batch;
@@ -123,6 +125,10 @@ void sqlite_history_writer::run() {
             next_flush = now + std::max<clock::duration>(options_.flush_interval, std::chrono::seconds(1));
             continue;
         }
+        if (!flush_markers() && stopping && ++marker_failures_at_stop >= stop_attempts) {
+            report("stopping with read markers that could not be written");
+            break;
+        }
         if (options_.max_age_ms > 0 && now >= next_expiry_) {
             bool more = false;
             try {
@@ -134,7 +140,7 @@ void sqlite_history_writer::run() {
         }
         if (stopping) {
             std::lock_guard lock(mutex_);
-            if (queue_.empty()) {
+            if (queue_.empty() && markers_.idle()) {
                 break;
             }
         }
@@ -145,6 +151,17 @@ void sqlite_history_writer::run() {
         } catch (const sqlite_error& e) {
             report(std::string("recording the last seqs failed: ") + e.what());
         }
+    }
+}
+
+bool sqlite_history_writer::flush_markers() {
+    try {
+        markers_.flush();
+        return true;
+    } catch (const sqlite_error& e) {
+        failures_.fetch_add(1, std::memory_order_relaxed);
+        report(std::string("writing read markers failed (kept, retrying): ") + e.what());
+        return false;
     }
 }
 

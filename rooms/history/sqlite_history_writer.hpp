@@ -6,6 +6,7 @@
 #include "protocol/shared_frame.hpp"
 #include "rooms/history/sqlite_database.hpp"
 #include "rooms/history/sqlite_history_store.hpp"
+#include "rooms/history/sqlite_marker_table.hpp"
 
 #include <chrono>
 #include <condition_variable>
@@ -47,6 +48,10 @@ public:
     std::uint64_t written() const { return written_.load(std::memory_order_relaxed); }
     std::uint64_t failures() const { return failures_.load(std::memory_order_relaxed); }
 
+    // Read markers, written by this thread after each batch of messages.
+    sqlite_marker_table& markers() { return markers_; }
+    const sqlite_marker_table& markers() const { return markers_; }
+
 private:
     struct pending {
         sqlite_room_log* log;
@@ -70,6 +75,9 @@ private:
     // Deletes expired messages, a bounded number per room per pass; true when more remain.
     bool expire_old();
     void record_last_seqs();
+    // Writes the markers recorded since the last pass; false (reported, kept for the next pass)
+    // when that failed.
+    bool flush_markers();
     void report(std::string_view what) const;
 
     sqlite_history_options options_;
@@ -95,6 +103,7 @@ private:
     std::chrono::steady_clock::time_point next_expiry_{};
     std::atomic<std::uint64_t> written_{0};
     std::atomic<std::uint64_t> failures_{0};
+    sqlite_marker_table markers_;  // on db_
     std::thread thread_;  // last: starts after everything above exists
 };
 

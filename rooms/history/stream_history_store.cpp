@@ -48,6 +48,17 @@ public:
 
     void stop_reads() override { stopped_->store(true, std::memory_order_relaxed); }
 
+    // A node of a cluster keeps no state of its own for identities: the chat logic does not
+    // store direct messages or markers while it belongs to a cluster (docs/cluster.md).
+    std::vector<read_marker> read_markers(std::string_view) override { return {}; }
+    void save_marker(std::string_view, std::string_view, std::int64_t) override {}
+
+    log_activity activity(std::string_view key) override {
+        std::lock_guard lock(mutex_);
+        auto it = logs_.find(std::string(key));
+        return it == logs_.end() ? log_activity{} : it->second->activity();
+    }
+
 protected:
     void read_stored(room_log& log, history_answer answer, history_done done) override {
         const std::string& room = static_cast<stream_room_log&>(log).name();

@@ -115,6 +115,9 @@ void request_seeds(const fs::path& dir) {
     write(dir, "rooms", R"({"id":null,"type":"rooms"})");
     write(dir, "history", R"({"type":"history","room":"lobby","before":10,"limit":5})");
     write(dir, "typing", R"({"type":"typing","room":"lobby"})");
+    write(dir, "dm_history", R"({"type":"dm_history","with":"bob","after":2,"limit":5,"id":4})");
+    write(dir, "read_room", R"({"type":"read","room":"lobby","seq":12})");
+    write(dir, "read_with", R"({"type":"read","with":"bob","seq":0,"id":"r"})");
     write(dir, "nested_and_ignored",
           "\xef\xbb\xbf {\"x\":[1,{\"a\":[true,false,null]},-0.5e3],\"type\":\"users\",\"type\":\"rooms\"}\n");
     write(dir, "escaped_keys", R"({"\u0074ype":"say","ro\u006fm":"r","text":"t"})");

@@ -33,6 +33,8 @@ std::string_view answer_type(const request& q) {
     case request_type::rooms: return "rooms";
     case request_type::history: return "history";
     case request_type::typing: return "";
+    case request_type::dm_history: return "dm_history";
+    case request_type::read: return "read";
     }
     return "";
 }
@@ -112,6 +114,23 @@ void check_answer(const request& q, std::string_view user, const json& a, const 
             names.push_back(field(r, "name"));
         }
         require(strictly_ascending(names), "rooms not sorted or repeated", a.dump());
+    } else if (type == "dm_history") {
+        require(field(a, "with") == q.with && protocol::valid_user_name(q.with), "dm_history of another user",
+                a.dump());
+        const json& list = a["messages"];
+        require(list.is_array(), "dm_history messages that are not an array", a.dump());
+        const auto limit = q.limit ? static_cast<std::size_t>(*q.limit) : s.history_default_limit;
+        require(list.size() <= limit, "dm_history over its limit", a.dump());
+        for (const json& m : list) {
+            const std::string from = field(m, "from");
+            const std::string to = field(m, "to");
+            require(m.value("type", "") == "dm" && ((from == user && to == q.with) || (from == q.with && to == user)),
+                    "dm_history shows a message of another conversation", m.dump());
+        }
+    } else if (type == "read") {
+        require(q.room.empty() ? field(a, "with") == q.with : field(a, "room") == q.room, "read of another target",
+                a.dump());
+        require(a["seq"].is_number_integer() && a["seq"].get<std::int64_t>() >= 0, "read with a bad seq", a.dump());
     } else if (type == "history") {
         require(field(a, "room") == q.room, "history of another room", a.dump());
         const auto seqs = message_seqs(a["messages"], q.room);

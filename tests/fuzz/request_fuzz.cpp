@@ -95,21 +95,28 @@ bool is_count(const std::optional<std::int64_t>& value) { return !value || *valu
 
 void check_request(const request& q) {
     check_id(q.id);
-    for (const std::string* s : {&q.user, &q.token, &q.room, &q.to, &q.text}) {
+    for (const std::string* s : {&q.user, &q.token, &q.room, &q.to, &q.with, &q.text}) {
         require(is_utf8(*s), "a request field is not valid UTF-8", *s);
     }
-    for (const auto* count : {&q.after, &q.before, &q.epoch, &q.limit}) {
+    for (const auto* count : {&q.after, &q.before, &q.epoch, &q.limit, &q.seq}) {
         require(is_count(*count), "a negative count was accepted");
     }
+    const bool pages = q.type == request_type::history || q.type == request_type::dm_history;
     const bool has_room = q.type == request_type::join || q.type == request_type::leave ||
                           q.type == request_type::say || q.type == request_type::history ||
-                          q.type == request_type::typing;
+                          q.type == request_type::typing || q.type == request_type::read;
     require(has_room || q.room.empty(), "room set on a request without one");
     require(q.type == request_type::login || (q.user.empty() && q.token.empty()), "user set outside login");
     require(q.type == request_type::dm || q.to.empty(), "to set outside dm");
+    require(q.type == request_type::dm_history || q.type == request_type::read || q.with.empty(),
+            "with set outside dm_history and read");
+    require(q.type == request_type::read || !q.seq, "seq set outside read");
+    require(q.type != request_type::read || (q.seq && q.room.empty() != q.with.empty()),
+            "read without seq, or without exactly one of room and with");
+    require(q.type != request_type::dm_history || !q.with.empty(), "dm_history without with");
     require(q.type == request_type::say || q.type == request_type::dm || q.text.empty(), "text set outside say and dm");
-    require(q.type == request_type::history || (!q.before && !q.limit), "before or limit set outside history");
-    require(q.type == request_type::history || q.type == request_type::join || !q.after, "after set outside join and history");
+    require(pages || (!q.before && !q.limit), "before or limit set outside history and dm_history");
+    require(pages || q.type == request_type::join || !q.after, "after set outside join and the histories");
     require(q.type == request_type::join || !q.epoch, "epoch set outside join");
     require(!(q.before && q.after), "history with both before and after");
 

@@ -6,7 +6,8 @@ if(NOT SOURCE_DIR)
   message(FATAL_ERROR "SOURCE_DIR is not set")
 endif()
 
-set(private_headers sqlite_database.hpp sqlite_history_writer.hpp sqlite_room_log.hpp history_chunk_reader.hpp)
+set(private_headers sqlite_database.hpp sqlite_history_writer.hpp sqlite_room_log.hpp history_chunk_reader.hpp
+                    sqlite_marker_table.hpp)
 list(JOIN private_headers "|" private_alternatives)
 string(REPLACE "." "\\." private_alternatives "${private_alternatives}")
 set(forbidden "#[ \t]*include[ \t]*(<sqlite3\\.h>|\"rooms/history/(${private_alternatives})\")")

@@ -163,7 +163,8 @@ void add_id_tests(std::vector<std::string>& out) {
 }
 
 void add_type_tests(std::vector<std::string>& out) {
-    for (const char* type : {"login", "join", "leave", "say", "dm", "users", "rooms", "history", "typing", "shout",
+    for (const char* type : {"login", "join", "leave", "say", "dm", "users", "rooms", "history", "typing",
+                             "dm_history", "read", "shout",
                              "", "Login", "users ", " users", "user", "usersx"}) {
         out.push_back(R"({"type":")" + std::string(type) + R"(","id":5})");
     }
@@ -223,6 +224,22 @@ void add_field_rule_tests(std::vector<std::string>& out) {
         R"({"type":"users","to":5,"room":[],"text":{}})",
         R"({"type":"rooms","x":null})",
         R"({"type":"history","room":"r","before":40,"limit":10})",
+        R"({"type":"dm_history","with":"bob","before":40,"limit":10})",
+        R"({"type":"dm_history","with":"bob","before":5,"after":1,"id":3})",
+        R"({"type":"dm_history","room":"r"})",
+        R"({"type":"dm_history","with":7})",
+        R"({"type":"read","room":"r","seq":4})",
+        R"({"type":"read","with":"bob","seq":0,"id":"m"})",
+        R"({"type":"read","room":"r","with":"bob","seq":4})",
+        R"({"type":"read","room":"","with":"","seq":4})",
+        R"({"type":"read","room":null,"with":"bob","seq":4})",
+        R"({"type":"read","with":"bob"})",
+        R"({"type":"read","with":"bob","seq":null})",
+        R"({"type":"read","with":"bob","seq":"4"})",
+        R"({"type":"read","with":"bob","seq":-1})",
+        R"({"type":"read","with":"bob","seq":1.5})",
+        R"({"type":"read","with":5,"seq":1})",
+        R"({"type":"read","seq":1})",
         R"({"type":"history","room":"r","before":5,"after":1,"id":3})",
         R"({"type":"history","room":"r","before":0,"after":0})",
         R"({"type":"history","room":"r","before":-0,"after":null})",

@@ -27,7 +27,8 @@ std::string describe(const parse_result_request& r) {
             << " user=" << corpus::printable(q.user) << " token=" << corpus::printable(q.token)
             << " room=" << corpus::printable(q.room) << " to=" << corpus::printable(q.to)
             << " text=" << corpus::printable(q.text) << " after=" << describe(q.after)
-            << " before=" << describe(q.before) << " epoch=" << describe(q.epoch) << " limit=" << describe(q.limit);
+            << " before=" << describe(q.before) << " epoch=" << describe(q.epoch) << " limit=" << describe(q.limit)
+            << " with=" << corpus::printable(q.with) << " seq=" << describe(q.seq);
     } else {
         out << "value=none";
     }
@@ -39,7 +40,7 @@ std::string describe(const parse_result_request& r) {
 bool same_request(const request& a, const request& b) {
     return a.type == b.type && a.id == b.id && a.user == b.user && a.token == b.token && a.room == b.room &&
            a.to == b.to && a.text == b.text && a.after == b.after && a.before == b.before && a.epoch == b.epoch &&
-           a.limit == b.limit;
+           a.limit == b.limit && a.with == b.with && a.seq == b.seq;
 }
 
 bool same_result(const parse_result_request& a, const parse_result_request& b) {

@@ -1,4 +1,5 @@
-// The pre-rewrite parse_request, unchanged apart from its name and namespace (see the header).
+// The pre-rewrite parse_request, unchanged apart from its name and namespace (see the header),
+// plus the requests added since (dm_history, read), written the same way.
 
 #include "tests/unit/protocol/request_reference.hpp"
 
@@ -11,7 +12,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::array<std::pair<std::string_view, request_type>, 9> type_names{{
+constexpr std::array<std::pair<std::string_view, request_type>, 11> type_names{{
     {"login", request_type::login},
     {"join", request_type::join},
     {"leave", request_type::leave},
@@ -21,6 +22,8 @@ constexpr std::array<std::pair<std::string_view, request_type>, 9> type_names{{
     {"rooms", request_type::rooms},
     {"history", request_type::history},
     {"typing", request_type::typing},
+    {"dm_history", request_type::dm_history},
+    {"read", request_type::read},
 }};
 
 // At most max bytes of text, cut at a character boundary: the result is sent back inside JSON
@@ -172,6 +175,31 @@ parse_result_request parse_request_reference(std::string_view text) {
             error = "give 'before' or 'after', not both";
         }
         break;
+    case request_type::dm_history:
+        ok = take_string(object, "with", req.with, error) &&
+             take_optional_count(object, "before", req.before, error) &&
+             take_optional_count(object, "after", req.after, error) &&
+             take_optional_count(object, "limit", req.limit, error);
+        if (ok && req.before && req.after) {
+            ok = false;
+            error = "give 'before' or 'after', not both";
+        }
+        break;
+    case request_type::read: {
+        ok = take_optional_string(object, "room", req.room, error) &&
+             take_optional_string(object, "with", req.with, error);
+        if (ok && req.room.empty() == req.with.empty()) {
+            ok = false;
+            error = "give 'room' or 'with', exactly one";
+        }
+        auto seq = object.find("seq");
+        if (ok && (seq == object.end() || seq->is_null())) {
+            ok = false;
+            error = "field 'seq' must be a non-negative integer";
+        }
+        ok = ok && take_optional_count(object, "seq", req.seq, error);
+        break;
+    }
     case request_type::users:
     case request_type::rooms:
         break;

@@ -87,6 +87,30 @@ TEST(parse_request, every_type_with_its_fields) {
     EXPECT_EQ(r.room, "lobby");
 }
 
+TEST(parse_request, dm_history_and_read) {
+    request page = parse_ok({{"type", "dm_history"}, {"with", "bob"}, {"before", 9}, {"limit", 5}, {"id", 1}});
+    EXPECT_EQ(page.type, request_type::dm_history);
+    EXPECT_EQ(page.with, "bob");
+    EXPECT_EQ(page.before, 9);
+    EXPECT_EQ(page.limit, 5);
+    request room = parse_ok({{"type", "read"}, {"room", "lobby"}, {"seq", 40}});
+    EXPECT_EQ(room.type, request_type::read);
+    EXPECT_EQ(room.room, "lobby");
+    EXPECT_TRUE(room.with.empty());
+    EXPECT_EQ(room.seq, 40);
+    request conversation = parse_ok({{"type", "read"}, {"with", "bob"}, {"seq", 0}});
+    EXPECT_EQ(conversation.with, "bob");
+    EXPECT_EQ(conversation.seq, 0);
+
+    EXPECT_TRUE(fails_with_text(R"({"type":"dm_history","id":2})", error_code::bad_request, "2"));
+    EXPECT_TRUE(fails_with_text(R"({"type":"dm_history","with":"b","before":2,"after":1})", error_code::bad_request));
+    EXPECT_TRUE(fails_with_text(R"({"type":"read","room":"r","with":"b","seq":1})", error_code::bad_request));
+    EXPECT_TRUE(fails_with_text(R"({"type":"read","seq":1})", error_code::bad_request));
+    EXPECT_TRUE(fails_with_text(R"({"type":"read","room":"r"})", error_code::bad_request));
+    EXPECT_TRUE(fails_with_text(R"({"type":"read","room":"r","seq":"1"})", error_code::bad_request));
+    EXPECT_TRUE(fails_with_text(R"({"type":"read","room":"r","seq":-3,"id":"x"})", error_code::bad_request, "\"x\""));
+}
+
 TEST(parse_request, optional_fields_may_be_absent_or_null) {
     request r = parse_ok({{"type", "login"}, {"user", "a"}, {"token", nullptr}});
     EXPECT_TRUE(r.token.empty());

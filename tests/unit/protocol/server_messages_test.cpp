@@ -107,6 +107,31 @@ TEST(server_messages, ack_for_say_and_for_dm) {
     EXPECT_EQ(decode(encode_ack("4", "", 0)), (json{{"type", "ack"}, {"re", 4}}));
 }
 
+TEST(server_messages, welcome_with_conversations) {
+    std::vector<conversation_summary> list = {{false, "bob", 12, 9, 3}, {true, "lobby", 340, 340, 0}};
+    EXPECT_EQ(decode(encode_welcome("alice", "1", list)),
+              (json{{"type", "welcome"}, {"user", "alice"},
+                    {"conversations", json::array({{{"with", "bob"}, {"seq", 12}, {"read", 9}, {"unread", 3}},
+                                                   {{"room", "lobby"}, {"seq", 340}, {"read", 340}, {"unread", 0}}})},
+                    {"re", 1}}));
+    EXPECT_EQ(decode(encode_welcome("alice", "", {})),
+              (json{{"type", "welcome"}, {"user", "alice"}, {"conversations", json::array()}}));
+}
+
+TEST(server_messages, stored_dm_its_ack_history_and_read_markers) {
+    shared_frame dm = encode_dm("bob", "carol", "psst", 5, 4);
+    EXPECT_EQ(decode(dm), (json{{"type", "dm"}, {"from", "bob"}, {"to", "carol"}, {"text", "psst"}, {"seq", 4},
+                                {"ts", 5}}));
+    EXPECT_EQ(decode(encode_dm_ack("\"d\"", "carol", 4)),
+              (json{{"type", "ack"}, {"re", "d"}, {"with", "carol"}, {"seq", 4}}));
+    json page = decode(encode_dm_history("carol", {dm}, "3"));
+    EXPECT_EQ(page, (json{{"type", "dm_history"}, {"with", "carol"}, {"messages", json::array({decode(dm)})},
+                          {"re", 3}}));
+    EXPECT_EQ(decode(encode_read(true, "lobby", 7, "")), (json{{"type", "read"}, {"room", "lobby"}, {"seq", 7}}));
+    EXPECT_EQ(decode(encode_read(false, "bob", 2, "9")),
+              (json{{"type", "read"}, {"with", "bob"}, {"seq", 2}, {"re", 9}}));
+}
+
 TEST(server_messages, every_error_code) {
     for (std::size_t i = 0; i < error_code_count; ++i) {
         auto code = static_cast<error_code>(i);

@@ -1,0 +1,70 @@
+#pragma once
+
+#include "protocol/shared_frame.hpp"
+#include "rooms/history/history_store.hpp"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace parley::rooms {
+
+// The stored direct conversations (token mode): one per pair of users, numbered and kept like a
+// room's messages, in the same history store under a key no room can have ("dm:" and both
+// names, sorted; ':' is not a name character), so retention, the crash bound and paging are
+// the room's own. A conversation's frames are `dm` objects with their seq.
+// Thread: every method may be called from any thread.
+class direct_conversations {
+public:
+    explicit direct_conversations(history_store& store) : store_(store) {}
+
+    // The key of the conversation of a and b (either order).
+    static std::string key_of(std::string_view a, std::string_view b);
+    // The other user of a conversation key, seen from `user`; empty when key is not a
+    // conversation of user's.
+    static std::string_view other_of(std::string_view key, std::string_view user);
+    static bool is_conversation_key(std::string_view key) { return key.substr(0, 3) == "dm:"; }
+
+    struct sent {
+        std::int64_t seq = 0;
+        protocol::shared_frame frame;
+    };
+    // Numbers the message from -> to, encodes it once and stores it.
+    sent send(std::string_view from, std::string_view to, std::string_view text, std::int64_t ts);
+
+    // A page of the conversation of a and b, as history_store::complete takes it; the log is
+    // where the rest of the answer is read. nullopt when the two never wrote to each other.
+    struct page {
+        room_log* log = nullptr;
+        history_answer answer;
+    };
+    std::optional<page> history(std::string_view a, std::string_view b, std::optional<std::int64_t> before,
+                                std::optional<std::int64_t> after, std::size_t limit);
+
+    // The conversation's last seq (0 when there is none).
+    std::int64_t last_seq(std::string_view a, std::string_view b);
+
+private:
+    // A room_log is not synchronized: its owner calls it under a lock, here the conversation's.
+    struct conversation {
+        std::mutex mutex;
+        room_log* log = nullptr;
+    };
+    // Made (and its log opened) on first use when `create`; else null when the store holds
+    // nothing for the key.
+    conversation* find(const std::string& key, bool create);
+
+    struct shard {
+        std::mutex mutex;
+        std::unordered_map<std::string, std::unique_ptr<conversation>> conversations;
+    };
+    history_store& store_;
+    std::array<shard, 16> shards_;
+};
+
+}  // namespace parley::rooms
