@@ -344,7 +344,7 @@ void add_history_and_auth_options(std::vector<option>& out) {
             .help = "With auth.mode = \"token\": the most rooms and direct conversations listed in a login's "
                     "welcome, each with its last seq, the user's read marker and unread count, newest "
                     "activity first. 0: none listed.",
-            .reloadable = true, .min = 0, .max = 100'000}),
+            .min = 0, .max = 100'000}),
 
         // ---- [auth] ----
         field<&settings::auth_mode>({.section = "auth", .key = "mode",

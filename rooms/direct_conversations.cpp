@@ -32,29 +32,26 @@ std::string_view direct_conversations::other_of(std::string_view key, std::strin
     return second == user ? first : std::string_view{};
 }
 
-direct_conversations::conversation* direct_conversations::find(const std::string& key, bool create) {
-    shard& s = shards_[std::hash<std::string>{}(key) % shards_.size()];
-    std::lock_guard lock(s.mutex);
-    auto it = s.conversations.find(key);
-    if (it != s.conversations.end()) {
-        return it->second.get();
-    }
+std::mutex& direct_conversations::lock_of(const std::string& key) {
+    return locks_[std::hash<std::string>{}(key) % locks_.size()];
+}
+
+room_log* direct_conversations::open(const std::string& key, bool create) {
     // A name nobody wrote to must not make a log (and memory) just by being asked about.
     if (!create && store_.activity(key).last_seq == 0) {
         return nullptr;
     }
-    auto made = std::make_unique<conversation>();
-    made->log = store_.open(key);
-    return s.conversations.emplace(key, std::move(made)).first->second.get();
+    return store_.open(key);
 }
 
 direct_conversations::sent direct_conversations::send(std::string_view from, std::string_view to,
                                                       std::string_view text, std::int64_t ts) {
-    conversation& c = *find(key_of(from, to), true);
-    std::lock_guard lock(c.mutex);
-    std::int64_t seq = c.log->last_seq() + 1;
+    const std::string key = key_of(from, to);
+    std::lock_guard lock(lock_of(key));
+    room_log& log = *open(key, true);
+    std::int64_t seq = log.last_seq() + 1;
     protocol::shared_frame frame = protocol::encode_dm(from, to, text, ts, seq);
-    c.log->append(seq, ts, frame);
+    log.append(seq, ts, frame);
     return {seq, std::move(frame)};
 }
 
@@ -62,21 +59,20 @@ std::optional<direct_conversations::page> direct_conversations::history(std::str
                                                                        std::optional<std::int64_t> before,
                                                                        std::optional<std::int64_t> after,
                                                                        std::size_t limit) {
-    conversation* c = find(key_of(a, b), false);
-    if (c == nullptr) {
+    const std::string key = key_of(a, b);
+    std::lock_guard lock(lock_of(key));
+    room_log* log = open(key, false);
+    if (log == nullptr) {
         return std::nullopt;
     }
-    std::lock_guard lock(c->mutex);
-    return page{c->log, c->log->query(before, after, limit)};
+    return page{log, log->query(before, after, limit)};
 }
 
 std::int64_t direct_conversations::last_seq(std::string_view a, std::string_view b) {
-    conversation* c = find(key_of(a, b), false);
-    if (c == nullptr) {
-        return 0;
-    }
-    std::lock_guard lock(c->mutex);
-    return c->log->last_seq();
+    const std::string key = key_of(a, b);
+    std::lock_guard lock(lock_of(key));
+    room_log* log = open(key, false);
+    return log == nullptr ? 0 : log->last_seq();
 }
 
 }  // namespace parley::rooms

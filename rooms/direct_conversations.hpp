@@ -5,12 +5,10 @@
 
 #include <array>
 #include <cstdint>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 namespace parley::rooms {
 
@@ -50,21 +48,16 @@ public:
     std::int64_t last_seq(std::string_view a, std::string_view b);
 
 private:
-    // A room_log is not synchronized: its owner calls it under a lock, here the conversation's.
-    struct conversation {
-        std::mutex mutex;
-        room_log* log = nullptr;
-    };
-    // Made (and its log opened) on first use when `create`; else null when the store holds
-    // nothing for the key.
-    conversation* find(const std::string& key, bool create);
+    // A room_log is not synchronized: its owner calls it under a lock. Conversations are many
+    // and mostly idle, so they share a fixed set of locks (by key) instead of owning one each:
+    // this class holds no memory per conversation; the store holds the logs.
+    std::mutex& lock_of(const std::string& key);
+    // The conversation's log; nullptr, without making one, when `create` is false and the store
+    // has nothing under the key.
+    room_log* open(const std::string& key, bool create);
 
-    struct shard {
-        std::mutex mutex;
-        std::unordered_map<std::string, std::unique_ptr<conversation>> conversations;
-    };
     history_store& store_;
-    std::array<shard, 16> shards_;
+    std::array<std::mutex, 64> locks_;
 };
 
 }  // namespace parley::rooms

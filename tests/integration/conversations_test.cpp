@@ -72,10 +72,11 @@ protected:
 TEST_F(ConversationsTest, DmToSomeoneOfflineIsStoredAckedAndFoundAtTheirLogin) {
     auto [alice, alice_welcome] = token_login("alice");
     EXPECT_TRUE(alice_welcome.at("conversations").empty()) << alice_welcome;
-    json ack = dm(alice, "bob", "are you there?", 1);
-    EXPECT_EQ(ack, json({{"type", "ack"}, {"re", 1}, {"with", "bob"}, {"seq", 1}}));
-    const json echo = wait_type(alice, "dm");
-    EXPECT_EQ(echo.value("seq", 0), 1) << echo;
+    alice.send_json({{"type", "dm"}, {"to", "bob"}, {"text", "are you there?"}, {"id", 1}});
+    const std::vector<json> replies = read_messages(alice, 2);
+    EXPECT_EQ(replies[0], json({{"type", "dm"}, {"from", "alice"}, {"to", "bob"}, {"text", "are you there?"},
+                                {"seq", 1}, {"ts", replies[0]["ts"]}}));
+    EXPECT_EQ(replies[1], json({{"type", "ack"}, {"re", 1}, {"with", "bob"}, {"seq", 1}}));
     EXPECT_EQ(dm(alice, "bob", "call me", 2).value("seq", 0), 2);
 
     auto [bob, welcome] = token_login("bob");
@@ -119,7 +120,7 @@ TEST_F(ConversationsTest, NobodyReadsAConversationTheyAreNotPartOf) {
     dm(alice, "bob", "between us", 1);
     auto [carol, welcome] = token_login("carol");
     EXPECT_TRUE(welcome.at("conversations").empty()) << welcome;
-    for (const std::string& with : {"alice", "bob"}) {
+    for (const std::string with : {"alice", "bob"}) {
         json reply = call(carol, {{"type", "dm_history"}, {"with", with}, {"id", "x"}});
         EXPECT_EQ(reply, json({{"type", "dm_history"}, {"with", with}, {"messages", json::array()}, {"re", "x"}}));
     }
@@ -217,7 +218,7 @@ protected:
 
 TEST_F(FewConversationsTest, WelcomeListsAtMostTheConfiguredNumber) {
     auto [alice, w] = token_login("alice");
-    for (const std::string& peer : {"p1", "p2", "p3"}) {
+    for (const std::string peer : {"p1", "p2", "p3"}) {
         dm(alice, peer, "hello " + peer, 1);
         std::this_thread::sleep_for(milliseconds(3));
     }
