@@ -3,25 +3,16 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
 
 import { Daemon } from './support/daemon.mjs';
 import { launchChromium, openPage, screenshot, sendMessage, waitForTexts, waitOnline } from './support/browser.mjs';
+import { inAnHour, token, tokenAuthConfig } from './support/token.mjs';
 
-const secret = 'browser-test-secret-0123456789-abcdefghij';
 let daemon;
 let browser;
 
-// An HS256 JWT, as the web application in front of parley would mint it.
-function token(claims, key = secret) {
-  const part = (object) => Buffer.from(JSON.stringify(object)).toString('base64url');
-  const body = `${part({ alg: 'HS256', typ: 'JWT' })}.${part(claims)}`;
-  return `${body}.${createHmac('sha256', key).update(body).digest('base64url')}`;
-}
-const inAnHour = () => Math.floor(Date.now() / 1000) + 3600;
-
 before(async () => {
-  daemon = new Daemon({ config: `[auth]\nmode = "token"\ntoken_secret = "${secret}"\n` });
+  daemon = new Daemon({ config: tokenAuthConfig });
   await daemon.start();
   browser = await launchChromium();
 });

@@ -6,9 +6,12 @@
 // After every reconnect it logs in again and rejoins each room with the last seq it holds
 // (join `after` + `epoch`), so the server sends exactly what was missed; where the server
 // cannot send all of it, the gap is paged in with `history after`. Every message goes
-// through RoomLog.add, which drops seqs already held: no duplicates, no gaps.
+// through RoomLog.add, which drops seqs already held: no duplicates, no gaps. Direct
+// conversations and read markers are ConversationSync's (this.sync).
 
 import { Connection, Disconnected, ServerError } from './connection.js';
+import { ConversationSync } from './conversation_sync.js';
+import { keyOf } from './conversations.js';
 import { RoomLog } from './room_log.js';
 
 const TYPING_SHOWN_MS = 4000;
@@ -26,7 +29,6 @@ class JoinedRoom {
     this.members = new Set();
     this.typing = new Map();     // user -> time the notice expires
     this.outbox = [];            // says not yet confirmed: {key, text, state, afterSeq, error}
-    this.unread = 0;
     this.loadingOlder = false;
     this.lastTypingSent = 0;
   }
@@ -39,7 +41,7 @@ export class ChatClient {
     this.user = null;
     this.token = null;
     this.rooms = new Map();      // joined rooms, in the order they were joined
-    this.conversations = new Map();  // peer -> {messages: [], unread}
+    this.sync = new ConversationSync(this);   // direct conversations, read markers
     this.directory = [];         // [{name, members}] as the server last listed them
     this.online = [];            // user names
     this.connection = null;
@@ -52,6 +54,7 @@ export class ChatClient {
   }
 
   get state() { return this.connection ? this.connection.state : { name: 'stopped' }; }
+  get conversations() { return this.sync.conversations; }
 
   // Connects and logs in. Resolves once logged in; rejects with the server's error when the
   // first login is refused (bad name, name taken, bad token), so the login form can say why.
@@ -70,6 +73,7 @@ export class ChatClient {
             resolve();
           }
           if (s.name === 'stopped' && !this.loggedInOnce) reject(new Error(s.reason));
+          if (s.name === 'online') this.sync.readThrottle.poke();  // markers read while offline
           this.onChange('state', s);
         },
         onHeartbeat: () => this.refreshDirectory(),
@@ -87,6 +91,7 @@ export class ChatClient {
     if (this.connection) this.connection.stop('logged out');
     clearTimeout(this.directoryTimer);
     clearInterval(this.directoryInterval);
+    this.sync.stop();
   }
 
   retryNow() { if (this.connection) this.connection.retryNow(); }
@@ -95,6 +100,7 @@ export class ChatClient {
     const reply = await connection.request({ type: 'login', user: this.user, ...(this.token ? { token: this.token } : {}) },
                                            { whileResuming: true });
     this.user = reply.user;
+    this.sync.takeWelcome(reply);
     for (const room of [...this.rooms.values()]) {
       try {
         await this.catchUp(connection, room);
@@ -106,6 +112,7 @@ export class ChatClient {
         this.onChange('rooms');
       }
     }
+    await this.sync.catchUp(connection);
     await this.refreshDirectory(connection, true);
   }
 
@@ -121,7 +128,7 @@ export class ChatClient {
     room.members = new Set(joined.members);
     if (joined.epoch !== room.log.epoch) {
       // A new life of the room's history: what we held is numbered differently now.
-      if (room.log.epoch !== null) this.onChange('reset', room.name);
+      if (room.log.epoch !== null) this.startOver(room);
       room.log.reset(joined.epoch);
     }
     let added = room.log.add(joined.history);
@@ -132,7 +139,10 @@ export class ChatClient {
     }
     if (request.after === undefined) {
       room.log.olderAvailable = room.log.firstSeq !== null && room.log.firstSeq > 1;
+      // Without a marker from the server, what a first join shows is the room's past, not news.
+      this.sync.marks.baseline(keyOf('room', room.name), room.log.lastSeq ?? 0);
     }
+    if (room.log.lastSeq !== null) this.sync.marks.seen(keyOf('room', room.name), room.log.lastSeq);
     this.settleOutbox(room);
     this.onChange('joined', { room: room.name, added, firstJoin: request.after === undefined });
   }
@@ -175,8 +185,16 @@ export class ChatClient {
       if (!(e instanceof ServerError && e.code === 'not_in_room')) throw e;
     }
     this.rooms.delete(name);
+    // Without a stored marker, what was counted here means nothing at a later join.
+    if (!this.sync.keepsHistory) this.sync.marks.forget(keyOf('room', name));
     this.onChange('rooms');
     this.scheduleDirectoryRefresh();
+  }
+
+  // A room's history started a new life: its seqs, and a marker counted in them, are void.
+  startOver(room) {
+    this.sync.marks.forget(keyOf('room', room.name));
+    this.onChange('reset', room.name);
   }
 
   // Sends a message to a room. It shows in the room's outbox until the server numbers it;
@@ -231,8 +249,10 @@ export class ChatClient {
     if (room.outbox.length !== before || room.outbox.some((i) => i.state === 'failed')) this.onChange('outbox', room.name);
   }
 
+  // Sends a direct message. It shows when the server sends it back (to every connection of
+  // the user); the promise rejects with the server's refusal.
   dm(to, text) {
-    this.conversation(to);
+    this.sync.conversation(to);
     return this.connection.request({ type: 'dm', to, text });
   }
 
@@ -258,14 +278,6 @@ export class ChatClient {
     } finally {
       room.loadingOlder = false;
     }
-  }
-
-  conversation(peer) {
-    if (!this.conversations.has(peer)) {
-      this.conversations.set(peer, { messages: [], unread: 0 });
-      this.onChange('conversations');
-    }
-    return this.conversations.get(peer);
   }
 
   typingIn(name) {
@@ -302,6 +314,7 @@ export class ChatClient {
         if (!room) return;
         const added = room.log.add([m]);
         if (added.length) {
+          this.sync.marks.seen(keyOf('room', m.room), m.seq);
           room.typing.delete(m.from);
           this.settleOutbox(room);
           this.onChange('message', { room: m.room, added });
@@ -324,13 +337,12 @@ export class ChatClient {
         this.onChange('typing', m.room);
         return;
       }
-      case 'dm': {
-        const peer = m.from === this.user ? m.to : m.from;
-        const conversation = this.conversation(peer);
-        conversation.messages.push(m);
-        this.onChange('dm', { peer, message: m });
+      case 'dm':
+        this.sync.onDm(m);
         return;
-      }
+      case 'read':
+        this.sync.onRead(m);
+        return;
       case 'joined': {
         // Sent by the server without a request when a room's history starts over under us: a
         // node of a cluster that lost its Redis numbers messages alone (a new epoch), and
@@ -339,11 +351,15 @@ export class ChatClient {
         if (!room) return;
         room.members = new Set(m.members);
         if (m.epoch !== room.log.epoch) {
-          if (room.log.epoch !== null) this.onChange('reset', room.name);
+          if (room.log.epoch !== null) this.startOver(room);
           room.log.reset(m.epoch);
         }
         const added = room.log.add(m.history);
         room.log.olderAvailable = room.log.firstSeq !== null && room.log.firstSeq > 1;
+        if (room.log.lastSeq !== null) {
+          this.sync.marks.baseline(keyOf('room', room.name), room.log.lastSeq);
+          this.sync.marks.seen(keyOf('room', room.name), room.log.lastSeq);
+        }
         this.settleOutbox(room);
         this.onChange('members', room.name);
         this.onChange('joined', { room: room.name, added, firstJoin: false });

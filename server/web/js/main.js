@@ -1,6 +1,7 @@
 // The page's start: reads how this daemon is set up (/client.json), shows the login form,
-// then wires the chat view to the client. The name and the rooms joined are remembered in
-// this browser, so a reload comes back to the same place.
+// then wires the chat view to the client. The name, the rooms joined and what was open are
+// remembered in this browser, so a reload comes back to the same place (conversations,
+// their history and unread counts come from the server where it keeps them).
 
 import { ChatClient } from './chat_client.js';
 import { ChatView } from './view.js';
@@ -74,6 +75,7 @@ async function start() {
     if (firstVisit) await view.openRoom(FIRST_ROOM);
     const last = saved.get('view');
     if (last && last.kind === 'room' && client.rooms.has(last.name)) view.show(last);
+    else if (last && last.kind === 'dm' && NAME_RULE.test(last.name) && client.sync.keepsHistory) view.openConversation(last.name);
     else if (!view.view) view.show(client.rooms.size ? { kind: 'room', name: client.rooms.keys().next().value } : null);
     $('composer-text').focus();
   });
@@ -83,6 +85,7 @@ async function start() {
     switch (what) {
       case 'state':
         view.renderState(detail);
+        if (detail.name === 'online') view.loadConversation();
         if (!client.loggedInOnce && detail.name === 'waiting') {
           // Still on the login form: say why nothing happens yet.
           $('login-error').textContent = `Cannot reach the server (${detail.reason}); trying again…`;
@@ -93,7 +96,7 @@ async function start() {
         break;
       case 'message': view.roomMessagesAdded(detail.room, detail.added); view.renderTyping(); break;
       case 'joined':
-        view.roomMessagesAdded(detail.room, detail.added, { unread: !detail.firstJoin });
+        view.roomMessagesAdded(detail.room, detail.added);
         if (view.isCurrent('room', detail.room)) view.renderMembers();
         view.renderNav();
         break;
@@ -102,7 +105,10 @@ async function start() {
       case 'outbox': if (view.isCurrent('room', detail)) view.renderOutbox(); break;
       case 'members': if (view.isCurrent('room', detail)) view.renderMembers(); view.renderTyping(); view.renderNav(); break;
       case 'typing': if (view.isCurrent('room', detail)) view.renderTyping(); break;
-      case 'dm': view.dmAdded(detail.peer, detail.message); break;
+      case 'dm': view.dmsAdded(detail.peer, detail.added); break;
+      case 'dm-page': view.dmsAdded(detail.peer, detail.added, { older: detail.older, firstPage: !detail.older }); break;
+      case 'dm-reset': if (view.isCurrent('dm', detail)) view.renderMessages(); break;
+      case 'unread': view.renderNav(); break;
       case 'rooms':
         saved.set('rooms', [...client.rooms.keys()]);
         view.renderNav();
@@ -176,8 +182,11 @@ async function start() {
     view.openConversation(name);
   });
   $('messages').addEventListener('scroll', () => {
-    if (view && $('messages').scrollTop < 60) view.loadOlder();
+    if (!view) return;
+    if ($('messages').scrollTop < 60) view.loadOlder();
+    view.markIfRead();   // scrolled down to the newest: read
   });
+  document.addEventListener('visibilitychange', () => view && view.markIfRead());
   for (const id of ['join-name', 'dm-name']) {
     $(id).addEventListener('focus', () => client && client.scheduleDirectoryRefresh());
   }

@@ -30,8 +30,6 @@ export class ChatView {
 
   show(view) {
     this.view = view;
-    const conversation = this.currentEntry();
-    if (conversation) conversation.unread = 0;
     $('view-title').textContent = view ? (view.kind === 'room' ? `# ${view.name}` : `@ ${view.name}`) : '';
     const usable = Boolean(view);
     $('composer-text').disabled = !usable;
@@ -44,6 +42,20 @@ export class ChatView {
     this.renderTyping();
     this.closePanels();
     if (this.onViewChange) this.onViewChange(view);
+    this.loadConversation();
+    this.markIfRead();
+  }
+
+  // A conversation's history comes from the server the first time it is shown (where the
+  // server keeps it). Offline, it is asked for again when the connection is back.
+  loadConversation() {
+    if (!this.view || this.view.kind !== 'dm') return;
+    const peer = this.view.name;
+    this.client.sync.load(peer).catch((e) => {
+      if (this.isCurrent('dm', peer) && e.code !== 'disconnected') {
+        this.showComposerError(`could not load the conversation with ${peer}: ${e.message}`);
+      }
+    });
   }
 
   currentEntry() {
@@ -63,34 +75,29 @@ export class ChatView {
       box.append(el('p', 'empty-hint', 'Join a room on the left, or pick someone to write to.'));
       return;
     }
-    if (this.view.kind === 'room') {
-      box.append(this.olderRow(entry));
-      let previous = null;
-      for (const m of entry.log.messages) {
-        box.append(...this.messageNodes(m, previous));
-        previous = m;
-      }
-      this.renderOutbox();
-    } else {
-      let previous = null;
-      for (const m of entry.messages) {
-        box.append(...this.messageNodes(m, previous));
-        previous = m;
-      }
+    const isRoom = this.view.kind === 'room';
+    // A conversation has earlier messages to page in only where the server keeps them.
+    if (isRoom || entry.loaded) box.append(this.olderRow(entry));
+    let previous = null;
+    for (const m of isRoom ? entry.log.messages : entry.messages) {
+      box.append(...this.messageNodes(m, previous));
+      previous = m;
     }
+    if (isRoom) this.renderOutbox();
     box.scrollTop = box.scrollHeight;
   }
 
-  olderRow(room) {
+  // entry: a joined room or a DirectConversation; both keep their numbered messages in `log`.
+  olderRow(entry) {
     const row = el('div', 'older-row');
     row.id = 'older-row';
-    if (room.log.olderAvailable && room.log.firstSeq !== null) {
+    if (entry.log.olderAvailable && entry.log.firstSeq !== null) {
       const button = el('button', 'link-button', 'Load earlier messages');
       button.type = 'button';
       button.addEventListener('click', () => this.loadOlder());
       row.append(button);
-    } else if (room.log.messages.length) {
-      row.append(el('span', 'notice', 'This is the start of the room\'s history.'));
+    } else if (entry.log.messages.length) {
+      row.append(el('span', 'notice', `This is the start of ${'peer' in entry ? 'the conversation' : 'the room\'s history'}.`));
     }
     return row;
   }
@@ -120,25 +127,38 @@ export class ChatView {
 
   nearBottom() { const b = this.messages; return b.scrollHeight - b.scrollTop - b.clientHeight < 80; }
 
-  // New messages of the current room: appended when they are the newest, else a redraw.
-  roomMessagesAdded(name, added, { older = false, unread = true } = {}) {
+  // New messages of a room: in the current room appended when they are the newest, else a
+  // redraw; elsewhere only its unread count changes.
+  roomMessagesAdded(name, added, { older = false } = {}) {
     const room = this.client.rooms.get(name);
     if (!room) return;
     if (!this.isCurrent('room', name)) {
-      if (!older && unread) {
-        room.unread += added.filter((m) => m.from !== this.client.user).length;
-        this.renderNav();
+      if (!older) this.renderNav();
+      return;
+    }
+    this.messagesAdded(room, room.log.messages, added, older);
+  }
+
+  // New dms of a conversation (live, caught up or paged in; firstPage: its history has just
+  // been fetched, so the start of the list changes too).
+  dmsAdded(peer, added, { older = false, firstPage = false } = {}) {
+    const conversation = this.client.conversations.get(peer);
+    if (conversation && this.isCurrent('dm', peer)) {
+      if (firstPage) {
+        this.renderMessages();
+        this.markIfRead();
+      } else {
+        this.messagesAdded(conversation, conversation.messages, added, older);
       }
-      return;
     }
+    this.renderNav();
+  }
+
+  messagesAdded(entry, messages, added, older) {
     if (added.length === 0) {
-      if (older) this.messages.querySelector('#older-row')?.replaceWith(this.olderRow(room));
+      if (older) this.messages.querySelector('#older-row')?.replaceWith(this.olderRow(entry));
       return;
     }
-    const messages = room.log.messages;
-    const lastAdded = added[added.length - 1];
-    const appended = messages[messages.length - 1] === lastAdded &&
-                     messages.length - added.length >= 0 && messages[messages.length - added.length] === added[0];
     if (older) {
       const box = this.messages;
       const fromBottom = box.scrollHeight - box.scrollTop;
@@ -146,21 +166,31 @@ export class ChatView {
       box.scrollTop = box.scrollHeight - fromBottom;  // keep what the reader was looking at in place
       return;
     }
-    if (!appended) {
+    const appended = messages.length >= added.length && messages[messages.length - 1] === added[added.length - 1] &&
+                     messages[messages.length - added.length] === added[0];
+    if (!appended || this.messages.querySelector('.empty-hint')) {
       this.renderMessages();
+      this.markIfRead();
       return;
     }
     const stick = this.nearBottom();
     const box = this.messages;
-    const outbox = [...box.querySelectorAll('.outbox')];
-    outbox.forEach((n) => n.remove());
-    let previous = room.log.before(added[0].seq);
+    box.querySelectorAll('.outbox').forEach((n) => n.remove());
+    let previous = messages.length > added.length ? messages[messages.length - added.length - 1] : null;
     for (const m of added) {
       box.append(...this.messageNodes(m, previous));
       previous = m;
     }
     this.renderOutbox();
     if (stick || added.some((m) => m.from === this.client.user)) box.scrollTop = box.scrollHeight;
+    this.markIfRead();
+  }
+
+  // The user reads what the current view shows when the tab is visible and the list is
+  // scrolled to its end: the view's messages are then read (and the marker sent).
+  markIfRead() {
+    if (!this.view || document.visibilityState !== 'visible' || !this.nearBottom()) return;
+    this.client.sync.viewed(this.view.kind, this.view.name);
   }
 
   renderOutbox() {
@@ -187,20 +217,6 @@ export class ChatView {
     }
   }
 
-  dmAdded(peer, message) {
-    const conversation = this.client.conversations.get(peer);
-    if (!this.isCurrent('dm', peer)) {
-      if (message.from !== this.client.user) conversation.unread += 1;
-      this.renderNav();
-      return;
-    }
-    const list = conversation.messages;
-    const stick = this.nearBottom();
-    this.messages.querySelector('.empty-hint')?.remove();
-    this.messages.append(...this.messageNodes(message, list.length > 1 ? list[list.length - 2] : null));
-    if (stick || message.from === this.client.user) this.messages.scrollTop = this.messages.scrollHeight;
-  }
-
   notice(text) {
     const stick = this.nearBottom();
     this.messages.append(el('p', 'notice', text));
@@ -208,9 +224,10 @@ export class ChatView {
   }
 
   async loadOlder() {
-    if (!this.view || this.view.kind !== 'room') return;
+    if (!this.view) return;
     try {
-      await this.client.loadOlder(this.view.name);
+      if (this.view.kind === 'room') await this.client.loadOlder(this.view.name);
+      else await this.client.sync.loadOlder(this.view.name);
     } catch (e) {
       // `unavailable`: the server's storage did not answer; scrolling up again asks again.
       this.showComposerError(e.code === 'unavailable'
@@ -225,22 +242,23 @@ export class ChatView {
     const rooms = $('room-list');
     rooms.replaceChildren();
     const counts = new Map(this.client.directory.map((r) => [r.name, r.members]));
-    const names = new Set([...this.client.rooms.keys(), ...counts.keys()]);
+    const names = new Set([...this.client.rooms.keys(), ...counts.keys(), ...this.client.sync.roomsWithUnread()]);
     for (const name of [...names].sort()) {
       const joined = this.client.rooms.get(name);
+      const unread = this.client.sync.unreadOf('room', name);
       const li = el('li');
       const button = el('button', `nav-item${joined ? '' : ' not-joined'}`);
       button.type = 'button';
       button.dataset.room = name;
       button.append(el('span', 'name', `# ${name}`));
       const members = joined ? joined.members.size : counts.get(name);
-      if (joined && joined.unread) button.append(el('span', 'unread', String(joined.unread)));
+      if (unread) button.append(el('span', 'unread', String(unread)));
       if (members !== undefined) {
         const count = el('span', 'count', String(members));
         count.title = `${members} ${members === 1 ? 'member' : 'members'}`;
         button.append(count);
       }
-      button.setAttribute('aria-label', `${joined ? '' : 'join '}room ${name}, ${members ?? 0} members${joined && joined.unread ? `, ${joined.unread} unread` : ''}`);
+      button.setAttribute('aria-label', `${joined ? '' : 'join '}room ${name}, ${members ?? 0} members${unread ? `, ${unread} unread` : ''}`);
       if (this.isCurrent('room', name)) button.setAttribute('aria-current', 'true');
       button.addEventListener('click', () => this.openRoom(name));
       li.append(button);
@@ -256,14 +274,17 @@ export class ChatView {
     }
     const dms = $('dm-list');
     dms.replaceChildren();
-    for (const [peer, conversation] of this.client.conversations) {
+    for (const peer of this.client.conversations.keys()) {
       const li = el('li');
       const button = el('button', 'nav-item');
       button.type = 'button';
       button.dataset.peer = peer;
       button.append(el('span', 'name', `@ ${peer}`));
-      if (conversation.unread) button.append(el('span', 'unread', String(conversation.unread)));
-      if (!this.client.online.includes(peer)) button.append(el('span', 'count', 'offline'));
+      const unread = this.client.sync.unreadOf('dm', peer);
+      if (unread) button.append(el('span', 'unread', String(unread)));
+      const offline = !this.client.online.includes(peer);
+      if (offline) button.append(el('span', 'count', 'offline'));
+      button.setAttribute('aria-label', `conversation with ${peer}${unread ? `, ${unread} unread` : ''}${offline ? ', offline' : ''}`);
       if (this.isCurrent('dm', peer)) button.setAttribute('aria-current', 'true');
       button.addEventListener('click', () => this.show({ kind: 'dm', name: peer }));
       li.append(button);
@@ -353,7 +374,7 @@ export class ChatView {
   }
 
   openConversation(peer) {
-    this.client.conversation(peer);
+    this.client.sync.conversation(peer);
     this.show({ kind: 'dm', name: peer });
     $('composer-text').focus();
   }

@@ -5,22 +5,23 @@
 
 export class Bot {
   // A bot with its own browser profile, parked on the daemon's origin (so its WebSocket
-  // passes the same-origin check the chat page passes).
-  static async create(browser, url, name) {
+  // passes the same-origin check the chat page passes). `token`: for a daemon that wants one.
+  static async create(browser, url, name, { token } = {}) {
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(`${url}/client.json`);
-    return new Bot(page, name);
+    return new Bot(page, name, token);
   }
 
-  constructor(page, name) {
+  constructor(page, name, token) {
     this.page = page;
     this.name = name;
+    this.token = token;
   }
 
   // Connects and logs in; throws when the daemon is not there.
   connect() {
-    return this.page.evaluate(async (name) => {
+    return this.page.evaluate(async ({ name, token }) => {
       const socket = new WebSocket(`${location.origin.replace(/^http/, 'ws')}/ws`);
       const waiting = new Map();
       let nextId = 1;
@@ -46,8 +47,8 @@ export class Bot {
         waiting.set(id, { resolve, reject });
         socket.send(JSON.stringify({ ...message, id }));
       });
-      await window.botRequest({ type: 'login', user: name });
-    }, this.name);
+      await window.botRequest({ type: 'login', user: name, ...(token ? { token } : {}) });
+    }, { name: this.name, token: this.token });
   }
 
   // Connects, retrying every 50 ms for up to timeoutMs (the daemon is restarting).
@@ -68,6 +69,14 @@ export class Bot {
   join(room) { return this.request({ type: 'join', room }); }
   // Resolves with the seq the server gave the message.
   async say(room, text) { return (await this.request({ type: 'say', room, text })).seq; }
+  // A direct message; resolves with its seq where the daemon stores conversations.
+  async dm(to, text) { return (await this.request({ type: 'dm', to, text })).seq; }
+  // Several direct messages sent at once, without waiting for each ack: they reach the
+  // recipient in one burst. Resolves with their seqs.
+  dmBurst(to, texts) {
+    return this.page.evaluate(({ to, texts }) => Promise.all(texts.map((text) => window.botRequest({ type: 'dm', to, text })))
+      .then((acks) => acks.map((a) => a.seq)), { to, texts });
+  }
 
   // Every message of the room, oldest first, as the server holds it.
   async allMessages(room) {
