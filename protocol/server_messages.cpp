@@ -168,10 +168,14 @@ shared_frame encode_dm(std::string_view from, std::string_view to, std::string_v
     return b.raw(",\"ts\":").num(ts).frame();
 }
 
-shared_frame encode_dm_history(std::string_view with, const std::vector<shared_frame>& messages,
-                               std::string_view re) {
+shared_frame encode_dm_history(std::string_view with, std::optional<std::int64_t> epoch,
+                               const std::vector<shared_frame>& messages, std::string_view re) {
     payload_builder b;
-    b.raw("{\"type\":\"dm_history\",\"with\":").str(with).raw(",\"messages\":");
+    b.raw("{\"type\":\"dm_history\",\"with\":").str(with);
+    if (epoch) {
+        b.raw(",\"epoch\":").num(*epoch);
+    }
+    b.raw(",\"messages\":");
     append_payloads(b, messages);
     return b.re(re).frame();
 }

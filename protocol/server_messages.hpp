@@ -60,8 +60,9 @@ shared_frame encode_dm(std::string_view from, std::string_view to, std::string_v
                        std::optional<std::int64_t> seq = std::nullopt);
 
 // The answer to dm_history: dm frames (as made by encode_dm), oldest first, embedded as is.
-shared_frame encode_dm_history(std::string_view with, const std::vector<shared_frame>& messages,
-                               std::string_view re);
+// epoch: the conversation's (as a room's in `joined`); none when there is no conversation.
+shared_frame encode_dm_history(std::string_view with, std::optional<std::int64_t> epoch,
+                               const std::vector<shared_frame>& messages, std::string_view re);
 
 // A read marker: the reply to `read` (with re) and the event the user's other sessions get.
 // is_room: name is a room; else it is the other user of a direct conversation (`with`).

@@ -107,17 +107,17 @@ void chat_session::on_dm_history(request& req) {
         page = hub.conversations().history(user_, req.with, req.before, req.after, *limit);
     }
     if (!page) {
-        send(protocol::encode_dm_history(req.with, {}, req.id));
+        send(protocol::encode_dm_history(req.with, std::nullopt, {}, req.id));
         return;
     }
     if (!page->answer.stored) {
-        send(protocol::encode_dm_history(req.with, join_answer({}, page->answer), req.id));
+        send(protocol::encode_dm_history(req.with, page->epoch, join_answer({}, page->answer), req.id));
         return;
     }
     // Older than memory holds: read on the store's thread and posted back, as for a room.
-    auto reply_later = [&hub, asker = handle_, with = req.with,
+    auto reply_later = [&hub, asker = handle_, with = req.with, epoch = page->epoch,
                         re = req.id](std::optional<std::vector<protocol::shared_frame>> messages) {
-        auto reply = messages ? protocol::encode_dm_history(with, *messages, re)
+        auto reply = messages ? protocol::encode_dm_history(with, epoch, *messages, re)
                               : protocol::encode_error(error_code::unavailable,
                                                        "the conversation's older messages cannot be read right now",
                                                        re);

@@ -65,7 +65,7 @@ std::optional<direct_conversations::page> direct_conversations::history(std::str
     if (log == nullptr) {
         return std::nullopt;
     }
-    return page{log, log->query(before, after, limit)};
+    return page{log, log->epoch(), log->query(before, after, limit)};
 }
 
 std::int64_t direct_conversations::last_seq(std::string_view a, std::string_view b) {

@@ -39,6 +39,7 @@ public:
     // where the rest of the answer is read. nullopt when the two never wrote to each other.
     struct page {
         room_log* log = nullptr;
+        std::int64_t epoch = 0;
         history_answer answer;
     };
     std::optional<page> history(std::string_view a, std::string_view b, std::optional<std::int64_t> before,

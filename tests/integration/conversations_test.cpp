@@ -85,6 +85,8 @@ TEST_F(ConversationsTest, DmToSomeoneOfflineIsStoredAckedAndFoundAtTheirLogin) {
     json page = call(bob, {{"type", "dm_history"}, {"with", "alice"}, {"id", "h"}});
     ASSERT_EQ(page.value("type", ""), "dm_history") << page;
     EXPECT_EQ(page.value("with", ""), "alice");
+    EXPECT_EQ(page.value("epoch", std::int64_t{0}), join_room(bob, "e").value("epoch", std::int64_t{-1}))
+        << "the conversation's epoch is the store's";
     EXPECT_EQ(texts(page), (std::vector<std::string>{"are you there?", "call me"}));
     EXPECT_EQ(page["messages"][1], json({{"type", "dm"}, {"from", "alice"}, {"to", "bob"}, {"text", "call me"},
                                          {"seq", 2}, {"ts", page["messages"][1]["ts"]}}));

@@ -124,9 +124,11 @@ TEST(server_messages, stored_dm_its_ack_history_and_read_markers) {
                                 {"ts", 5}}));
     EXPECT_EQ(decode(encode_dm_ack("\"d\"", "carol", 4)),
               (json{{"type", "ack"}, {"re", "d"}, {"with", "carol"}, {"seq", 4}}));
-    json page = decode(encode_dm_history("carol", {dm}, "3"));
-    EXPECT_EQ(page, (json{{"type", "dm_history"}, {"with", "carol"}, {"messages", json::array({decode(dm)})},
-                          {"re", 3}}));
+    json page = decode(encode_dm_history("carol", 1700, {dm}, "3"));
+    EXPECT_EQ(page, (json{{"type", "dm_history"}, {"with", "carol"}, {"epoch", 1700},
+                          {"messages", json::array({decode(dm)})}, {"re", 3}}));
+    EXPECT_EQ(decode(encode_dm_history("carol", std::nullopt, {}, "")),
+              (json{{"type", "dm_history"}, {"with", "carol"}, {"messages", json::array()}}));
     EXPECT_EQ(decode(encode_read(true, "lobby", 7, "")), (json{{"type", "read"}, {"room", "lobby"}, {"seq", 7}}));
     EXPECT_EQ(decode(encode_read(false, "bob", 2, "9")),
               (json{{"type", "read"}, {"with", "bob"}, {"seq", 2}, {"re", 9}}));
