@@ -446,7 +446,7 @@ def timed_login(port, user):
 
 def started(build, config, history):
     """A daemon on history, settled, past its first connection: that one pays for things done
-    once (about 10 ms here), so a user with nothing stored (w0) makes it."""
+    once (several ms in trials), so a user with nothing stored (w0) makes it."""
     daemon = Daemon(build, config, history)
     daemon.settle()
     timed_login(daemon.port, "w0")
