@@ -113,7 +113,6 @@ void check_request(const request& q) {
     require(q.type == request_type::read || !q.seq, "seq set outside read");
     require(q.type != request_type::read || (q.seq && q.room.empty() != q.with.empty()),
             "read without seq, or without exactly one of room and with");
-    require(q.type != request_type::dm_history || !q.with.empty(), "dm_history without with");
     require(q.type == request_type::say || q.type == request_type::dm || q.text.empty(), "text set outside say and dm");
     require(pages || (!q.before && !q.limit), "before or limit set outside history and dm_history");
     require(pages || q.type == request_type::join || !q.after, "after set outside join and the histories");
