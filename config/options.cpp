@@ -415,9 +415,9 @@ void add_admin_log_metrics_cluster_options(std::vector<option>& out) {
             .min = 1000, .max = hour_ms}),
         field<&settings::cluster_history_messages>({.section = "cluster", .key = "history_messages",
             .unit = "messages",
-            .help = "Messages each room's Redis stream keeps (trimmed approximately, in whole blocks). In "
-                    "a cluster this is the shared history that `joined` and `history` read on every node, "
-                    "in place of history.store.",
+            .help = "Messages each room's Redis stream keeps (trimmed approximately, in whole blocks), and "
+                    "each direct conversation's in token mode. In a cluster this is the shared history that "
+                    "`joined`, `history` and `dm_history` read on every node, in place of history.store.",
             .min = 100, .max = 100'000'000}),
     });
 }

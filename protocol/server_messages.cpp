@@ -168,6 +168,22 @@ shared_frame encode_dm(std::string_view from, std::string_view to, std::string_v
     return b.raw(",\"ts\":").num(ts).frame();
 }
 
+message_text_around_seq encode_dm_around_seq(std::string_view from, std::string_view to, std::string_view text,
+                                             std::int64_t ts) {
+    // The order of encode_dm's fields: a node that completes it sends what a single node would.
+    std::string before = "{\"type\":\"dm\",\"from\":";
+    append_json_string(before, from);
+    before.append(",\"to\":");
+    append_json_string(before, to);
+    before.append(",\"text\":");
+    append_json_string(before, text);
+    before.append(",\"seq\":");
+    std::string after = ",\"ts\":";
+    append_json_integer(after, ts);
+    after.push_back('}');
+    return {std::move(before), std::move(after)};
+}
+
 shared_frame encode_dm_history(std::string_view with, std::optional<std::int64_t> epoch,
                                const std::vector<shared_frame>& messages, std::string_view re) {
     payload_builder b;

@@ -58,6 +58,10 @@ shared_frame frame_of_json(std::string_view json);
 // are live only (no identities: auth.mode "none").
 shared_frame encode_dm(std::string_view from, std::string_view to, std::string_view text, std::int64_t ts,
                        std::optional<std::int64_t> seq = std::nullopt);
+// A stored `dm` whose seq a cluster assigns: the text of encode_dm(from, to, text, ts, seq)
+// before and after the seq's digits.
+message_text_around_seq encode_dm_around_seq(std::string_view from, std::string_view to, std::string_view text,
+                                             std::int64_t ts);
 
 // The answer to dm_history: dm frames (as made by encode_dm), oldest first, embedded as is.
 // epoch: the conversation's (as a room's in `joined`); none when there is no conversation.

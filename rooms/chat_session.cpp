@@ -208,11 +208,32 @@ void chat_session::finish_login(cluster_link::claim_outcome outcome, std::string
     if (rooms_claim) {
         worker_.set_grant(handle_.session, room_grant(std::move(*rooms_claim)));
     }
+    if (cluster_link* cluster = identities_in_cluster()) {
+        // The user's conversations are in Redis: welcome once they are read. Requests wait
+        // (not_logged_in) meanwhile, so nothing is answered before the welcome.
+        claiming_ = true;
+        worker_context& owner = worker_;
+        std::uint32_t session_id = handle_.session;
+        cluster->load_conversations(
+            user_, handle_,
+            [&owner, session_id, re = std::move(re)](std::optional<std::vector<marked_log>> logs) {
+                if (chat_session* session = owner.find_session(session_id);
+                    session != nullptr && session->claiming_) {
+                    session->claiming_ = false;
+                    session->welcome(re, logs);
+                }
+            });
+        return;
+    }
     // Markers before the welcome, which lists the conversations they are in.
     worker_.hub().markers().attach(user_, keeps_identities());
     markers_attached_ = true;
-    if (keeps_identities()) {
-        send(protocol::encode_welcome(user_, re, conversations()));
+    welcome(re, keeps_identities() ? std::optional(marked_logs_here()) : std::nullopt);
+}
+
+void chat_session::welcome(std::string_view re, const std::optional<std::vector<marked_log>>& logs) {
+    if (logs) {
+        send(protocol::encode_welcome(user_, re, summarize(*logs)));
     } else {
         send(protocol::encode_welcome(user_, re));
     }

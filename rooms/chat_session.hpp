@@ -82,10 +82,22 @@ private:
     void deliver_dm(const protocol::shared_frame& frame, std::string_view to);
 
     // Direct messages and read markers are stored for the user: with tokens, where a name is
-    // an identity, on a single node (docs/security.md).
+    // an identity (docs/security.md). On a single node in the history store; on a node of a
+    // cluster in Redis, through the cluster_link.
     bool keeps_identities() const;
-    // welcome's `conversations`: the rooms and direct conversations the user has a marker in.
-    std::vector<protocol::conversation_summary> conversations() const;
+    // keeps_identities() on a node of a cluster: the user's state is the cluster's, not this node's.
+    cluster_link* identities_in_cluster() const;
+    // The rooms and direct conversations the user has a marker in, from this node's store.
+    std::vector<marked_log> marked_logs_here() const;
+    // welcome's `conversations` from those logs: the ones the user may still see, newest
+    // activity first, at most history.welcome_conversations.
+    std::vector<protocol::conversation_summary> summarize(std::vector<marked_log> logs) const;
+    // The reply to `read` (the marker as it stands) and, when it moved, the same to the user's
+    // other sessions here.
+    void answer_read(bool is_room, std::string_view name, std::int64_t seq, bool moved, std::string_view re);
+    // `read` on a node of a cluster: the marker is saved in Redis, and answered when it is.
+    void read_in_cluster(cluster_link& cluster, bool is_room, std::string key, std::string name, std::int64_t seq,
+                         std::string re);
     // The limit of a history or dm_history request; fails req with bad_request when out of range.
     std::optional<std::size_t> page_limit(const request& req);
 
@@ -105,6 +117,9 @@ private:
     // The end of a login that waited for the cluster to grant the name.
     void finish_login(cluster_link::claim_outcome outcome, std::string re,
                       std::optional<std::vector<std::string>> rooms_claim);
+    // Logged in: `welcome`, with `conversations` when logs are given (token mode; on a node of a
+    // cluster, unless Redis could not say), then the motd.
+    void welcome(std::string_view re, const std::optional<std::vector<marked_log>>& logs);
     // Gives the name up in this node's registry and, when no session here holds it any more, in
     // the cluster.
     void release_name(const std::string& user);
@@ -131,7 +146,9 @@ private:
     float tokens_;
     std::uint32_t rejected_in_a_row_ = 0;
     bool ended_ = false;
-    bool claiming_ = false;  // a login waits for the cluster's answer; user_ holds the name meanwhile
+    // A login waits for the cluster (to grant the name, then, in token mode, for the user's
+    // conversations); user_ holds the name meanwhile.
+    bool claiming_ = false;
     bool markers_attached_ = false;  // user_'s read markers are held for this session
 };
 

@@ -15,10 +15,11 @@ namespace parley::rooms {
 
 using protocol::error_code;
 
-bool chat_session::keeps_identities() const {
-    // A cluster does not share this node's store: what one node stored for a user would be
-    // missing on the next, so a node of a cluster stores nothing per user (docs/cluster.md).
-    return worker_.settings().auth_mode == config::auth_mode::token && worker_.hub().cluster() == nullptr;
+bool chat_session::keeps_identities() const { return worker_.settings().auth_mode == config::auth_mode::token; }
+
+cluster_link* chat_session::identities_in_cluster() const {
+    // What one node's store kept would be missing on the next: a cluster keeps it in Redis.
+    return keeps_identities() ? worker_.hub().cluster() : nullptr;
 }
 
 void chat_session::on_dm(request& req) {
@@ -27,6 +28,12 @@ void chat_session::on_dm(request& req) {
         return;
     }
     if (!check_text(req)) {
+        return;
+    }
+    if (cluster_link* cluster = identities_in_cluster()) {
+        // Numbered and stored by the cluster, which answers this session (copy and ack, or
+        // unavailable) and gives the dm to both users' sessions on every node.
+        cluster->submit_dm(user_, req.to, req.text, unix_millis(), handle_, req.id);
         return;
     }
     if (keeps_identities()) {
@@ -103,7 +110,10 @@ void chat_session::on_dm_history(request& req) {
     // The conversation asked for is always the asker's own with `with`: nobody can name
     // another pair's. Without stored conversations (no identities) it is empty.
     std::optional<direct_conversations::page> page;
-    if (keeps_identities()) {
+    if (identities_in_cluster() != nullptr) {
+        // The conversation is a stream in Redis: the whole page is read from there.
+        page = hub.conversations().stored_page(user_, req.with, req.before, req.after, *limit);
+    } else if (keeps_identities()) {
         page = hub.conversations().history(user_, req.with, req.before, req.after, *limit);
     }
     if (!page) {
@@ -128,6 +138,7 @@ void chat_session::on_dm_history(request& req) {
 
 void chat_session::on_read(request& req) {
     chat_hub& hub = worker_.hub();
+    cluster_link* cluster = identities_in_cluster();
     const bool is_room = !req.room.empty();
     std::string key;
     std::int64_t last = 0;
@@ -143,26 +154,68 @@ void chat_session::on_read(request& req) {
             fail(error_code::invalid_name, protocol::user_name_rule(), req.id);
             return;
         }
-        if (keeps_identities()) {
-            last = hub.conversations().last_seq(user_, req.with);
-        }
-        if (last == 0) {
-            fail(error_code::user_not_found, "you have no conversation with '" + req.with + "'", req.id);
-            return;
-        }
         key = direct_conversations::key_of(user_, req.with);
+        if (cluster == nullptr) {
+            if (keeps_identities()) {
+                last = hub.conversations().last_seq(user_, req.with);
+            }
+            if (last == 0) {
+                fail(error_code::user_not_found, "you have no conversation with '" + req.with + "'", req.id);
+                return;
+            }
+        }
+    }
+    if (cluster != nullptr) {
+        // The cluster knows each log's last seq, clamps to it and keeps the marker.
+        read_in_cluster(*cluster, is_room, std::move(key), is_room ? req.room : req.with, *req.seq,
+                        std::move(req.id));
+        return;
     }
     // Past the end means "everything": clamped, so a marker never points at a future message.
     std::int64_t seq = std::min(*req.seq, last);
     std::optional<std::int64_t> moved = hub.markers().advance(user_, key, seq);
-    const std::string& name = is_room ? req.room : req.with;
-    send(protocol::encode_read(is_room, name, moved ? *moved : hub.markers().marker(user_, key), req.id));
+    answer_read(is_room, is_room ? req.room : req.with, moved ? *moved : hub.markers().marker(user_, key),
+                moved.has_value(), req.id);
+}
+
+void chat_session::read_in_cluster(cluster_link& cluster, bool is_room, std::string key, std::string name,
+                                   std::int64_t seq, std::string re) {
+    worker_context& owner = worker_;
+    std::uint32_t session_id = handle_.session;
+    cluster.save_read(user_, key, seq, handle_,
+                      [&owner, session_id, is_room, name = std::move(name), re = std::move(re)](read_outcome outcome) {
+                          chat_session* session = owner.find_session(session_id);
+                          if (session == nullptr) {
+                              return;
+                          }
+                          switch (outcome.what) {
+                          case read_outcome::result::moved:
+                          case read_outcome::result::unchanged:
+                              session->answer_read(is_room, name, outcome.seq,
+                                                   outcome.what == read_outcome::result::moved, re);
+                              break;
+                          case read_outcome::result::no_conversation:
+                              session->fail(error_code::user_not_found,
+                                            "you have no conversation with '" + name + "'", re);
+                              break;
+                          case read_outcome::result::unavailable:
+                              session->fail(error_code::unavailable, "the read marker cannot be saved right now", re);
+                              break;
+                          }
+                      });
+}
+
+void chat_session::answer_read(bool is_room, std::string_view name, std::int64_t seq, bool moved,
+                               std::string_view re) {
+    send(protocol::encode_read(is_room, name, seq, re));
     if (!moved || worker_.settings().auth_mode != config::auth_mode::token) {
         return;  // nothing changed, or (without tokens) there is no other session of the name
     }
-    // Read on the laptop is read on the phone: the user's other sessions here hear of it.
-    auto event = protocol::encode_read(is_room, name, *moved, {});
+    // Read on the laptop is read on the phone: the user's other sessions here hear of it. (In
+    // a cluster a user's sessions are all on one node: docs/cluster.md.)
+    auto event = protocol::encode_read(is_room, name, seq, {});
     std::vector<registry::session_handle> sessions;
+    chat_hub& hub = worker_.hub();
     hub.users().lookup_all(user_, sessions);
     for (registry::session_handle target : sessions) {
         if (target != handle_) {
@@ -171,38 +224,46 @@ void chat_session::on_read(request& req) {
     }
 }
 
-std::vector<protocol::conversation_summary> chat_session::conversations() const {
+std::vector<marked_log> chat_session::marked_logs_here() const {
+    chat_hub& hub = worker_.hub();
+    std::vector<marked_log> logs;
+    for (read_marker& marker : hub.markers().all(user_)) {
+        log_activity activity = hub.history().activity(marker.key);
+        logs.push_back({std::move(marker.key), marker.seq, activity});
+    }
+    return logs;
+}
+
+std::vector<protocol::conversation_summary> chat_session::summarize(std::vector<marked_log> logs) const {
     struct listed {
         protocol::conversation_summary summary;
         std::int64_t last_ts;
     };
     std::vector<listed> found;
-    chat_hub& hub = worker_.hub();
     const room_access& access = worker_.access();
     const room_grant* grant = worker_.grant_of(handle_.session);
-    for (read_marker& marker : hub.markers().all(user_)) {
+    for (marked_log& log : logs) {
         protocol::conversation_summary s;
-        s.is_room = !direct_conversations::is_conversation_key(marker.key);
+        s.is_room = !direct_conversations::is_conversation_key(log.key);
         if (s.is_room) {
             // A room the user may no longer enter tells them nothing of itself.
-            if (!access.may_join(marker.key, user_, grant)) {
+            if (!access.may_join(log.key, user_, grant)) {
                 continue;
             }
-            s.name = marker.key;
+            s.name = std::move(log.key);
         } else {
-            s.name = std::string(direct_conversations::other_of(marker.key, user_));
+            s.name = std::string(direct_conversations::other_of(log.key, user_));
             if (s.name.empty()) {
                 continue;
             }
         }
-        log_activity activity = hub.history().activity(marker.key);
-        if (activity.last_seq == 0) {
+        if (log.activity.last_seq == 0) {
             continue;  // nothing left of it (retention, or a memory store since restarted)
         }
-        s.seq = activity.last_seq;
-        s.read = std::min(marker.seq, activity.last_seq);
+        s.seq = log.activity.last_seq;
+        s.read = std::min(log.read, log.activity.last_seq);
         s.unread = s.seq - s.read;
-        found.push_back({std::move(s), activity.last_ts});
+        found.push_back({std::move(s), log.activity.last_ts});
     }
     std::sort(found.begin(), found.end(), [](const listed& a, const listed& b) {
         return a.last_ts != b.last_ts ? a.last_ts > b.last_ts : a.summary.name < b.summary.name;

@@ -2,9 +2,11 @@
 
 #include "protocol/shared_frame.hpp"
 #include "registry/session_handle.hpp"
+#include "rooms/history/room_log.hpp"
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +22,26 @@ struct cluster_health {
     std::uint64_t names_lost = 0;          // names another node took while this one was cut off
     std::uint64_t remote_users = 0;        // users logged in on other nodes
     std::uint64_t remote_nodes = 0;        // other live nodes
+};
+
+// A log (a room, or a direct conversation by its key "dm:A:B") a user has a read marker in, as
+// `welcome` lists it: the marker and the log's newest message.
+struct marked_log {
+    std::string key;
+    std::int64_t read = 0;
+    log_activity activity;
+};
+
+// The answer to a read marker saved in the cluster.
+struct read_outcome {
+    enum class result {
+        moved,            // the marker is `seq` now
+        unchanged,        // it was at or past the seq read already; it is `seq`
+        no_conversation,  // a direct conversation that does not exist
+        unavailable,      // the cluster could not answer (unreachable, or Redis refused)
+    };
+    result what = result::unavailable;
+    std::int64_t seq = 0;
 };
 
 // What a session asks of the cluster its node belongs to: the seam that the Redis cluster node
@@ -68,6 +90,30 @@ public:
     virtual void send_dm(std::string_view to, const protocol::shared_frame& frame) = 0;
     // Appends the names logged in on other nodes (unsorted; a name may repeat one already in out).
     virtual void append_remote_users(std::vector<std::string>& out) const = 0;
+
+    // ---- state kept for identities (token mode): in the cluster's Redis, so every node sees it ----
+
+    // A dm stored in the conversation of from and to: the cluster numbers it, stores it, makes
+    // the conversation one of both users' (from's marker moves to it) and gives it to the
+    // sessions of both users on every node except `sender`. Then the sender's session (posted to
+    // its worker) gets its copy and, when ack_id is not empty, its ack; or `unavailable` (with
+    // ack_id as `re`) when the cluster cannot take it: unreachable now, or Redis refused it. A dm
+    // whose answer a lost connection took is sent again when Redis returns and stored once; its
+    // sender hears of it then.
+    virtual void submit_dm(std::string_view from, std::string_view to, std::string_view text, std::int64_t ts,
+                           registry::session_handle sender, std::string_view ack_id) = 0;
+
+    // Moves user's read marker in `key` (a room's name, or a conversation's key) to seq, never
+    // back and never past the log's last message. done runs once, posted to who's worker (so
+    // it finds the session only if it is still there).
+    virtual void save_read(std::string_view user, std::string_view key, std::int64_t seq, registry::session_handle who,
+                           std::function<void(read_outcome)> done) = 0;
+
+    // Every log user has a marker in, with its newest message, for `welcome`. done runs once,
+    // posted to who's worker: with them in no order, or with nullopt when the cluster cannot
+    // answer (unreachable, or Redis refused).
+    virtual void load_conversations(std::string_view user, registry::session_handle who,
+                                    std::function<void(std::optional<std::vector<marked_log>>)> done) = 0;
 };
 
 }  // namespace parley::rooms

@@ -3,6 +3,7 @@
 #include "protocol/server_messages.hpp"
 
 #include <functional>
+#include <limits>
 
 namespace parley::rooms {
 
@@ -66,6 +67,20 @@ std::optional<direct_conversations::page> direct_conversations::history(std::str
         return std::nullopt;
     }
     return page{log, log->epoch(), log->query(before, after, limit)};
+}
+
+direct_conversations::page direct_conversations::stored_page(std::string_view a, std::string_view b,
+                                                             std::optional<std::int64_t> before,
+                                                             std::optional<std::int64_t> after, std::size_t limit) {
+    constexpr std::int64_t open_end = std::numeric_limits<std::int64_t>::max();
+    page p;
+    // Only the name matters to such a store's reads; its log holds nothing, so no lock either.
+    p.log = store_.open(key_of(a, b));
+    p.epoch = p.log->epoch();
+    p.answer.limit = limit;
+    p.answer.stored = after ? stored_read{*after, open_end, limit, false}
+                            : stored_read{0, before.value_or(open_end), limit, true};
+    return p;
 }
 
 std::int64_t direct_conversations::last_seq(std::string_view a, std::string_view b) {

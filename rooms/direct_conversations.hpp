@@ -45,6 +45,13 @@ public:
     std::optional<page> history(std::string_view a, std::string_view b, std::optional<std::int64_t> before,
                                 std::optional<std::int64_t> after, std::size_t limit);
 
+    // The same page read wholly from storage, for a store that numbers and keeps conversations
+    // elsewhere: a node of a cluster, whose conversations are in Redis and whose logs here hold
+    // none of their messages (stream_history_store). A conversation that does not exist reads
+    // as empty.
+    page stored_page(std::string_view a, std::string_view b, std::optional<std::int64_t> before,
+                     std::optional<std::int64_t> after, std::size_t limit);
+
     // The conversation's last seq (0 when there is none).
     std::int64_t last_seq(std::string_view a, std::string_view b);
 

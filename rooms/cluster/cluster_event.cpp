@@ -36,6 +36,7 @@ bool known_type(char c) {
     case event_type::node_gone:
     case event_type::node_state:
     case event_type::marker:
+    case event_type::stored_dm:
         return true;
     }
     return false;
@@ -53,6 +54,13 @@ std::optional<cluster_event> parse_event(std::string_view payload) {
     e.type = static_cast<event_type>(type[0]);
     if (e.origin.empty()) {
         return std::nullopt;
+    }
+    if (e.type == event_type::stored_dm) {
+        if (!next_line(payload, e.sender) || e.room.empty() || e.user.empty()) {
+            return std::nullopt;
+        }
+        e.body = payload;
+        return e;
     }
     if (e.type != event_type::message) {
         e.body = payload;
@@ -109,6 +117,23 @@ std::optional<ack_ticket> parse_ack_ticket(std::string_view text) {
         return std::nullopt;
     }
     return t;
+}
+
+std::string format_session(registry::session_handle session) {
+    std::string out = std::to_string(session.worker);
+    out.push_back('.');
+    out.append(std::to_string(session.session));
+    return out;
+}
+
+std::optional<registry::session_handle> parse_session(std::string_view text) {
+    auto dot = text.find('.');
+    registry::session_handle h;
+    if (dot == std::string_view::npos || !read_number(text.substr(0, dot), h.worker) ||
+        !read_number(text.substr(dot + 1), h.session)) {
+        return std::nullopt;
+    }
+    return h;
 }
 
 }  // namespace parley::cluster

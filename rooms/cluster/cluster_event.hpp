@@ -24,12 +24,14 @@ enum class event_type : char {
     node_gone = 'X',           // the origin (or, from a reaper, the node in `room`) is gone
     node_state = 'R',          // the origin rewrote its users and rooms: read them again
     marker = 'K',              // the end of a snapshot read (`room` holds its nonce)
+    stored_dm = 'Q',           // a dm stored in a conversation (token mode): `room` is the recipient
 };
 
 // One event, as text: five lines, "TYPE\nORIGIN\nROOM\nUSER\n" and the body. Node ids, room
 // names and user names hold no newline (their character sets exclude it), and a body is JSON
 // text, which holds none either (JSON escapes control characters in strings). A message's
-// body is "SEQ\nTS\nACK\nJSON", written by the say script around the seq it assigns.
+// body is "SEQ\nTS\nACK\nJSON", written by the say script around the seq it assigns. A stored
+// dm's body is "SENDER\nJSON": the sending session on the origin node, then the dm with its seq.
 struct cluster_event {
     event_type type = event_type::marker;
     std::string_view origin;
@@ -40,6 +42,9 @@ struct cluster_event {
     std::int64_t seq = 0;
     std::int64_t ts = 0;
     std::string_view ack;  // ack ticket, empty when the sender wants none
+    // Stored dms only: the sending session on the origin node (format_session), which has its
+    // copy already.
+    std::string_view sender;
 };
 
 // Reads an event; nothing when the text is not one (another program publishing on the channel).
@@ -58,5 +63,9 @@ struct ack_ticket {
     std::string_view re;
 };
 std::optional<ack_ticket> parse_ack_ticket(std::string_view text);
+
+// A session on the node that names it: "WORKER.SESSION".
+std::string format_session(registry::session_handle session);
+std::optional<registry::session_handle> parse_session(std::string_view text);
 
 }  // namespace parley::cluster

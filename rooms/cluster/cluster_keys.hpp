@@ -21,6 +21,13 @@ inline std::string node_users(std::string_view node) { return key("node:", node,
 inline std::string node_rooms(std::string_view node) { return key("node:", node, ":rooms"); }
 inline std::string room_seq(std::string_view room) { return key("room:", room, ":seq"); }
 inline std::string room_stream(std::string_view room) { return key("room:", room, ":log"); }
+// A stored direct conversation, named by its history key ("dm:A:B", rooms/direct_conversations.hpp):
+// a counter and a stream like a room's.
+inline std::string conversation_seq(std::string_view conversation) { return key(conversation, ":seq"); }
+inline std::string conversation_stream(std::string_view conversation) { return key(conversation, ":log"); }
+// A user's read markers (token mode): a hash from a room's name or a conversation's key to the
+// seq read up to. Its fields are also the list of the user's conversations (welcome).
+inline std::string user_markers(std::string_view user) { return key("user:", user, ":read"); }
 
 // A stream entry's id for a message: its seq, then 1 (an id must not be 0-0).
 inline std::string stream_id(long long seq) { return std::to_string(seq) + "-1"; }

@@ -133,6 +133,13 @@ void cluster_node::begin_sync() {
     for (auto& say : again) {
         send_say(say, true);
     }
+    // Stored dms likewise (the dm script remembers them too); their senders wait for the answer.
+    std::vector<pending_dm> dms_again = std::move(dms_unanswered_);
+    dms_unanswered_.clear();
+    std::sort(dms_again.begin(), dms_again.end(), [](const auto& a, const auto& b) { return a.nonce < b.nonce; });
+    for (auto& dm : dms_again) {
+        send_stored_dm(dm, true);
+    }
     for (auto& say : kept_) {
         say.nonce = ++next_nonce_;
         send_say(say);

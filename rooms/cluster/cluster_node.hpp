@@ -50,6 +50,11 @@ struct cluster_options {
 // room's stream and published by one script; each node turns the published JSON into one frame
 // and fans it out to its own members. The sender's node sends the ack first.
 //
+// With identities (token mode) the state kept per user is in Redis as well, so a user finds it
+// on any node: a stored dm is numbered, stored in its conversation's stream and published by one
+// script, as a say is; read markers are one hash per user, moved forward by a script; welcome's
+// conversations are read in one script.
+//
 // Redis unreachable: the node is degraded. It serves its own users: says are numbered locally
 // in a detached epoch and kept; names are claimed locally and kept. When Redis returns the node
 // resynchronizes: kept says join the shared history, names are claimed, and the node reads the
@@ -111,11 +116,18 @@ public:
     bool online_elsewhere(std::string_view user) const override;
     void send_dm(std::string_view to, const protocol::shared_frame& frame) override;
     void append_remote_users(std::vector<std::string>& out) const override;
+    void submit_dm(std::string_view from, std::string_view to, std::string_view text, std::int64_t ts,
+                   registry::session_handle sender, std::string_view ack_id) override;
+    void save_read(std::string_view user, std::string_view key, std::int64_t seq, registry::session_handle who,
+                   std::function<void(rooms::read_outcome)> done) override;
+    void load_conversations(std::string_view user, registry::session_handle who,
+                            std::function<void(std::optional<std::vector<rooms::marked_log>>)> done) override;
 
     // Thread: any. A room event for the other nodes (the bus forwards here).
     void publish(rooms::room_event event, std::string_view room, std::string_view user,
                  const protocol::shared_frame& frame);
-    // Thread: any. Reads stored messages of a room's stream (history_store::read_stored);
+    // Thread: any. Reads stored messages of a log's stream (history_store::read_stored): a room's,
+    // or a direct conversation's when `room` is a conversation key ("dm:A:B");
     // done runs once, on the cluster's thread, with the messages oldest first, or with nullopt
     // when Redis could not answer (unreachable, or lost before the answer).
     void read_stream(std::string room, rooms::stored_read what,
@@ -140,6 +152,17 @@ private:
         std::string text;
         std::string ack_id;
         bool from_session = false;  // false: a say kept while detached, which no session waits for
+    };
+    // A stored dm on its way to Redis (kept until answered, as a say is).
+    struct pending_dm {
+        std::uint64_t nonce = 0;  // numbered with the says (the dm script drops repeats)
+        std::string from;
+        std::string to;
+        std::string json_before;  // the dm's JSON around its seq (encoded by the sender's worker)
+        std::string json_after;
+        std::int64_t ts = 0;
+        registry::session_handle sender;
+        std::string ack_id;
     };
     // A message received for a room that is being caught up from its stream: applied after.
     struct queued_message {
@@ -185,6 +208,14 @@ private:
     void deliver_ack(std::string_view ticket, std::string_view room, std::int64_t seq);
     void deliver_dm(std::string_view user, std::string_view json);
 
+    // Stored direct conversations (cluster_node_conversations.cpp).
+    void send_stored_dm(const pending_dm& dm, bool resend = false);
+    void on_dm_answer(std::uint64_t nonce, std::optional<redis_reply> reply);
+    // The sender's copy and ack, or `unavailable`, to the sending session.
+    void answer_dm_sender(const pending_dm& dm, std::optional<std::int64_t> seq);
+    // A stored dm from the channel: to the sessions of both users here, except the sender's.
+    void deliver_stored_dm(const cluster_event& e);
+
     // Presence replica.
     void set_node_state(const std::string& node, node_state state);
     void drop_node(const std::string& node);
@@ -223,6 +254,8 @@ private:
     std::deque<pending_say> in_flight_;   // sent, not answered
     std::vector<pending_say> unanswered_;  // sent, connection lost before the answer
     std::vector<pending_say> kept_;        // made while detached, for the shared history
+    std::deque<pending_dm> dms_in_flight_;
+    std::vector<pending_dm> dms_unanswered_;  // sent, connection lost before the answer
     std::unordered_map<std::string, std::deque<queued_message>> catching_up_;
 
     std::map<std::string, node_state, std::less<>> nodes_;

@@ -70,6 +70,10 @@ void cluster_node::handle_event(const cluster_event& e) {
         apply_message(e.room, e.seq, e.ts, e.body, e.origin, e.ack, false);
         return;
     }
+    if (e.type == event_type::stored_dm) {
+        deliver_stored_dm(e);  // this node's own too: its recipients hear of it here
+        return;
+    }
     const std::string origin(e.origin);
     if (origin == options_.node_id) {
         if (e.type == event_type::node_gone && phase_ == phase::up) {
@@ -116,6 +120,7 @@ void cluster_node::handle_event(const cluster_event& e) {
         break;
     case event_type::marker:
     case event_type::message:
+    case event_type::stored_dm:
         break;
     }
 }

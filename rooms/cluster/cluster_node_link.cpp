@@ -9,6 +9,7 @@
 #include "protocol/server_messages.hpp"
 #include "rooms/chat_hub.hpp"
 #include "rooms/chat_session.hpp"
+#include "rooms/direct_conversations.hpp"
 #include "rooms/session_task.hpp"
 #include "rooms/cluster/cluster_keys.hpp"
 #include "rooms/cluster/cluster_scripts.hpp"
@@ -238,7 +239,8 @@ void cluster_node::read_stream(std::string room, rooms::stored_read what,
             return;
         }
         std::string count = std::to_string(what.limit);
-        std::string stream = keys::room_stream(room);
+        std::string stream = rooms::direct_conversations::is_conversation_key(room) ? keys::conversation_stream(room)
+                                                                                    : keys::room_stream(room);
         auto on_reply = [done = std::move(done), newest_first = what.newest_first](std::optional<redis_reply> reply) {
             if (!reply || reply->is_error()) {
                 done(std::nullopt);

@@ -142,9 +142,79 @@ redis.call('PUBLISH', ARGV[2], ARGV[3])
 return 1
 )lua";
 
+// ---- state kept for identities (token mode): stored direct conversations, read markers ----
+
+// KEYS: the conversation's seq counter, its stream, the sender's markers hash, the recipient's.
+// ARGV: channel, event head (its sender line included), ts, JSON before the seq, JSON after it,
+// stream length, the conversation's key (the markers' field), "NODE:RUN:NUMBER" of the dm, and
+// "1" when it is sent again after its answer was lost. Numbers the dm, stores it, makes the
+// conversation one of both users' (the sender's marker moves to it, the recipient's starts at
+// 0) and publishes it; returns its seq. A dm sent again that is among the conversation's newest
+// entries already is neither stored nor published twice: its seq is returned.
+inline constexpr std::string_view dm = R"lua(
+if ARGV[9] == '1' then
+  for _, entry in ipairs(redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1000)) do
+    local fields = entry[2]
+    for i = 1, #fields, 2 do
+      if fields[i] == 'n' and fields[i + 1] == ARGV[8] then return tonumber(string.match(entry[1], '^%d+')) end
+    end
+  end
+end
+local seq = redis.call('INCR', KEYS[1])
+local json = ARGV[4] .. seq .. ARGV[5]
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], seq .. '-1', 'j', json, 't', ARGV[3], 'n', ARGV[8])
+local mine = tonumber(redis.call('HGET', KEYS[3], ARGV[7]) or '0')
+if seq > mine then redis.call('HSET', KEYS[3], ARGV[7], seq) end
+redis.call('HSETNX', KEYS[4], ARGV[7], 0)
+redis.call('PUBLISH', ARGV[1], ARGV[2] .. json)
+return seq
+)lua";
+
+// KEYS: the user's markers hash, the log's seq counter (a room's or a conversation's). ARGV: the
+// field (room name or conversation key), the seq read, "1" for a conversation. The marker only
+// moves forward and never past the log's last seq. Returns {marker, 1 when it moved else 0},
+// or {-1, 0} for a conversation that does not exist.
+inline constexpr std::string_view read_marker = R"lua(
+local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+if ARGV[3] == '1' and last == 0 then return {-1, 0} end
+local seq = math.min(tonumber(ARGV[2]), last)
+local mark = redis.call('HGET', KEYS[1], ARGV[1])
+if mark and tonumber(mark) >= seq then return {tonumber(mark), 0} end
+redis.call('HSET', KEYS[1], ARGV[1], seq)
+return {seq, 1}
+)lua";
+
+// KEYS: the user's markers hash. Returns {field, marker, last seq, last ts, ...}: each log the
+// user has a marker in, with its last seq (its counter) and the time of its newest stored
+// message (0 when the stream holds none). Builds the logs' key names itself (cluster_keys.hpp):
+// a field starting "dm:" is a conversation, any other a room.
+inline constexpr std::string_view conversations = R"lua(
+local out = {}
+local markers = redis.call('HGETALL', KEYS[1])
+for i = 1, #markers, 2 do
+  local field = markers[i]
+  local base = 'parley:room:' .. field
+  if string.sub(field, 1, 3) == 'dm:' then base = 'parley:' .. field end
+  local ts = '0'
+  local newest = redis.call('XREVRANGE', base .. ':log', '+', '-', 'COUNT', 1)
+  if newest[1] then
+    local fields = newest[1][2]
+    for j = 1, #fields, 2 do
+      if fields[j] == 't' then ts = fields[j + 1] end
+    end
+  end
+  table.insert(out, field)
+  table.insert(out, markers[i + 1])
+  table.insert(out, redis.call('GET', base .. ':seq') or '0')
+  table.insert(out, ts)
+end
+return out
+)lua";
+
 // Every script above: the transport loads them all (SCRIPT LOAD) on every connect, before the
 // node hears that Redis is up, so calls by SHA never meet a Redis that lacks one.
-inline constexpr std::array<std::string_view, 9> all = {claim_name, release_name, renew_names, heartbeat, say,
-                                                        membership, register_node, snapshot, depart};
+inline constexpr std::array<std::string_view, 12> all = {claim_name, release_name, renew_names, heartbeat,
+                                                         say,        membership,   register_node, snapshot,
+                                                         depart,     dm,           read_marker,   conversations};
 
 }  // namespace parley::cluster::scripts

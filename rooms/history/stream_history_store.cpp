@@ -48,8 +48,9 @@ public:
 
     void stop_reads() override { stopped_->store(true, std::memory_order_relaxed); }
 
-    // A node of a cluster keeps no state of its own for identities: the chat logic does not
-    // store direct messages or markers while it belongs to a cluster (docs/cluster.md).
+    // A node of a cluster keeps no state of its own for identities: the cluster keeps a user's
+    // markers and direct conversations in Redis, and the chat logic reaches them through its
+    // cluster_link. (A conversation's log here only names its stream for dm_history's reads.)
     std::vector<read_marker> read_markers(std::string_view) override { return {}; }
     void save_marker(std::string_view, std::string_view, std::int64_t) override {}
 

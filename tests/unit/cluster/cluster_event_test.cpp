@@ -47,6 +47,25 @@ TEST(cluster_event, ack_tickets_round_trip) {
     EXPECT_FALSE(parse_ack_ticket("x.2.3"));
 }
 
+TEST(cluster_event, a_stored_dm_carries_its_sending_session_before_its_json) {
+    // What the dm script publishes: the head with the sending session, then the dm it numbered.
+    std::string text = format_event(event_type::stored_dm, "node-a", "bob", "alice", format_session({1, 42}) + "\n") +
+                       R"({"type":"dm","seq":3})";
+    auto e = parse_event(text);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->type, event_type::stored_dm);
+    EXPECT_EQ(e->room, "bob");
+    EXPECT_EQ(e->user, "alice");
+    EXPECT_EQ(e->body, R"({"type":"dm","seq":3})");
+    auto sender = parse_session(e->sender);
+    ASSERT_TRUE(sender);
+    EXPECT_EQ(*sender, (registry::session_handle{1, 42}));
+    EXPECT_FALSE(parse_session("1."));
+    EXPECT_FALSE(parse_session("12"));
+    EXPECT_FALSE(parse_event("Q\nnode-a\nbob\nalice\n{}")) << "no sender line";
+    EXPECT_FALSE(parse_event("Q\nnode-a\n\nalice\n1.2\n{}")) << "no recipient";
+}
+
 TEST(cluster_event, text_that_is_not_an_event_is_refused) {
     for (std::string_view bad : {"", "hello", "Z\nnode\n\n\n", "J\n\nroom\nuser\n", "M\nnode\nroom\nu\nx\n1\n\n{}",
                                  "M\nnode\nroom\nu\n0\n1\n\n{}", "M\nnode\n\nu\n1\n1\n\n{}", "J\nnode\nroom"}) {

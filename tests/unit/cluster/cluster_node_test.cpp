@@ -3,13 +3,7 @@
 // Redis lost and regained, and the failure contract (nothing waits for an answer that never
 // comes).
 
-#include "protocol/frame_encoder.hpp"
-#include "protocol/server_messages.hpp"
-#include "rooms/cluster/cluster_keys.hpp"
-#include "rooms/cluster/cluster_node.hpp"
-#include "rooms/room.hpp"
-#include "tests/unit/cluster/fake_redis.hpp"
-#include "tests/unit/rooms/chat_world.hpp"
+#include "tests/unit/cluster/node_fixture.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,141 +13,8 @@
 namespace parley::cluster::tests {
 namespace {
 
-using rooms::tests::chat_world;
 using rooms::tests::json;
 using rooms::tests::test_client;
-
-constexpr std::int64_t cluster_epoch = 1'600'000'000'000;  // the cluster's, older than this node's start
-
-cluster_options node_options() {
-    cluster_options o;
-    o.node_id = "a";
-    o.name_ttl = std::chrono::milliseconds(3000);
-    o.stream_length = 100;
-    o.history_per_room = 50;
-    return o;
-}
-
-std::string json_of(const protocol::shared_frame& frame) { return std::string(protocol::frame_payload(frame.view())); }
-
-// A say as the say script publishes it on the channel.
-std::string message_event(std::string_view origin, std::string_view room, std::string_view from,
-                          std::string_view text, std::int64_t seq, std::string_view ack = {}) {
-    std::string out = message_event_head(origin, room, from);
-    out.append(std::to_string(seq)).append("\n").append(std::to_string(1000 + seq)).append("\n");
-    out.append(ack).append("\n");
-    out.append(json_of(protocol::encode_message(room, from, text, seq, 1000 + seq)));
-    return out;
-}
-
-// A stream entry as XRANGE returns it.
-redis_reply stream_entry_reply(std::string_view room, std::string_view from, std::string_view text, std::int64_t seq,
-                               std::string_view origin = "b", std::string_view ack = {}) {
-    return array_reply({string_reply(keys::stream_id(seq)),
-                        strings_reply({"j", json_of(protocol::encode_message(room, from, text, seq, 1000 + seq)), "t",
-                                       std::to_string(1000 + seq), "n", std::string(origin) + ":1:1", "a",
-                                       std::string(ack)})});
-}
-
-struct other_node {
-    std::string id;
-    std::vector<std::string> users;
-    std::vector<std::string> memberships;  // "ROOM\nUSER"
-};
-
-redis_reply snapshot_reply(const std::vector<other_node>& nodes, const std::vector<std::pair<std::string, int>>& rooms) {
-    std::vector<redis_reply> listed;
-    for (const auto& n : nodes) {
-        listed.push_back(string_reply(n.id));
-        listed.push_back(strings_reply(n.users));
-        listed.push_back(strings_reply(n.memberships));
-    }
-    std::vector<std::string> seqs;
-    for (const auto& [room, seq] : rooms) {
-        seqs.push_back(room);
-        seqs.push_back(std::to_string(seq));
-    }
-    return array_reply({string_reply(std::to_string(cluster_epoch)), array_reply(std::move(listed)), strings_reply(seqs)});
-}
-
-std::vector<std::int64_t> seqs_received(const test_client& c) {
-    std::vector<std::int64_t> out;
-    for (const auto& m : c.received("message")) {
-        out.push_back(m["seq"].get<std::int64_t>());
-    }
-    return out;
-}
-
-class cluster_node_test : public ::testing::Test {
-protected:
-    cluster_node_test() {
-        world_.hub().set_cluster(&node_);
-        node_.attach(world_.hub());
-    }
-
-    // Runs the cluster's thread and every worker until nothing is left to run.
-    void settle() {
-        do {
-            world_.run();
-            redis_.run();
-            world_.run();
-        } while (redis_.run());
-    }
-
-    // A client logged in through the cluster (its name claimed first).
-    test_client& login(std::string_view user, std::uint32_t worker = 0) {
-        test_client& c = world_.connect(worker);
-        c.send({{"type", "login"}, {"user", user}});
-        settle();
-        // Up: Redis grants the claim. Down: the node vouches for the name itself, at once.
-        if (redis_.count("claim_name") > 0) {
-            auto claim = redis_.take("claim_name");
-            redis_.answer(*claim, integer_reply(1));
-            settle();
-        }
-        json reply = c.take_one();
-        EXPECT_EQ(reply.value("type", ""), "welcome") << reply.dump();
-        return c;
-    }
-
-    // Redis answers: the node syncs. `before_marker` are channel events published before the
-    // snapshot's marker (the snapshot holds them), `after_marker` after it (applied after it).
-    void sync(const std::vector<other_node>& nodes, const std::vector<std::pair<std::string, int>>& rooms,
-              const std::vector<std::string>& before_marker = {}, const std::vector<std::string>& after_marker = {},
-              const std::function<void()>& before_snapshot_answer = {}) {
-        node_.on_redis_up();
-        settle();
-        auto snapshot = redis_.take("snapshot");
-        ASSERT_TRUE(snapshot);
-        for (const auto& e : before_marker) {
-            node_.on_channel_message(e);
-        }
-        node_.on_channel_message(snapshot->args.at(3));  // the marker the script publishes
-        for (const auto& e : after_marker) {
-            node_.on_channel_message(e);
-        }
-        settle();
-        if (before_snapshot_answer) {
-            before_snapshot_answer();
-        }
-        redis_.answer(*snapshot, snapshot_reply(nodes, rooms));
-        settle();
-    }
-
-    // Answers the rooms started over from their streams (XREVRANGE) with these entries.
-    void answer_rebases(const std::vector<redis_reply>& newest_first = {}) {
-        while (redis_.count("XREVRANGE") > 0) {
-            auto call = redis_.take("XREVRANGE");
-            redis_.answer(*call, array_reply(newest_first));
-        }
-        settle();
-    }
-
-    fake_redis redis_;
-    cluster_node node_{redis_, node_options()};
-    chat_world world_{rooms::tests::test_settings(), 2, rooms::tests::test_epoch, node_.make_bus(),
-                      node_.make_history_store()};
-};
 
 TEST_F(cluster_node_test, events_before_the_marker_are_in_the_snapshot_and_later_ones_follow_it) {
     test_client& alice = login("alice");

@@ -35,7 +35,8 @@ inline std::string script_name(std::string_view text) {
                          {scripts::renew_names, "renew_names"},   {scripts::heartbeat, "heartbeat"},
                          {scripts::say, "say"},                   {scripts::membership, "membership"},
                          {scripts::register_node, "register_node"}, {scripts::snapshot, "snapshot"},
-                         {scripts::depart, "depart"}};
+                         {scripts::depart, "depart"},           {scripts::dm, "dm"},
+                         {scripts::read_marker, "read_marker"}, {scripts::conversations, "conversations"}};
     for (const auto& s : all) {
         if (s.text == text) {
             return s.name;

@@ -122,6 +122,10 @@ TEST(server_messages, stored_dm_its_ack_history_and_read_markers) {
     shared_frame dm = encode_dm("bob", "carol", "psst", 5, 4);
     EXPECT_EQ(decode(dm), (json{{"type", "dm"}, {"from", "bob"}, {"to", "carol"}, {"text", "psst"}, {"seq", 4},
                                 {"ts", 5}}));
+    // A cluster completes the text around the seq it assigns: the same bytes.
+    message_text_around_seq around = encode_dm_around_seq("bob", "carol", "p\"s\nst", 5);
+    EXPECT_EQ(around.before + "4" + around.after,
+              std::string(frame_payload(encode_dm("bob", "carol", "p\"s\nst", 5, 4).view())));
     EXPECT_EQ(decode(encode_dm_ack("\"d\"", "carol", 4)),
               (json{{"type", "ack"}, {"re", "d"}, {"with", "carol"}, {"seq", 4}}));
     json page = decode(encode_dm_history("carol", 1700, {dm}, "3"));

@@ -1,0 +1,200 @@
+// What the cluster keeps for identities (token mode): stored direct conversations and read
+// markers, in Redis so that every node sees them (docs/cluster.md, "Direct conversations and
+// read markers"). Called on any worker, carried out on the cluster's thread.
+
+#include "rooms/cluster/cluster_node.hpp"
+
+#include "protocol/error_code.hpp"
+#include "protocol/server_messages.hpp"
+#include "rooms/chat_hub.hpp"
+#include "rooms/chat_session.hpp"
+#include "rooms/direct_conversations.hpp"
+#include "rooms/session_task.hpp"
+#include "rooms/cluster/cluster_keys.hpp"
+#include "rooms/cluster/cluster_scripts.hpp"
+#include "rooms/cluster/stream_entries.hpp"
+#include "rooms/worker_context.hpp"
+
+#include <algorithm>
+
+namespace parley::cluster {
+
+using protocol::shared_frame;
+
+namespace {
+
+bool is_ok(const std::optional<redis_reply>& reply) { return reply && !reply->is_error(); }
+
+// A reply element as a number: Redis answers integers, and strings for what a hash holds.
+std::int64_t number_of(const redis_reply& r) {
+    if (r.type == redis_reply::kind::integer) {
+        return r.integer;
+    }
+    std::int64_t n = 0;
+    parse_number(std::string_view(r.text), n);
+    return n;
+}
+
+}  // namespace
+
+void cluster_node::submit_dm(std::string_view from, std::string_view to, std::string_view text, std::int64_t ts,
+                             registry::session_handle sender, std::string_view ack_id) {
+    // Encoded here, on the sender's worker: the cluster's thread only sends it.
+    auto json = protocol::encode_dm_around_seq(from, to, text, ts);
+    pending_dm dm{0,  std::string(from), std::string(to), std::move(json.before), std::move(json.after),
+                  ts, sender,            std::string(ack_id)};
+    run([this, dm = std::move(dm)]() mutable {
+        if (phase_ == phase::down) {
+            // Unlike a say, a dm cannot be served here alone: its seq and its recipient's copy
+            // are the cluster's. The sender is told rather than kept waiting.
+            answer_dm_sender(dm, std::nullopt);
+            return;
+        }
+        dm.nonce = ++next_nonce_;
+        send_stored_dm(dm);
+    });
+}
+
+void cluster_node::send_stored_dm(const pending_dm& dm, bool resend) {
+    dms_in_flight_.push_back(dm);
+    const std::string conversation = rooms::direct_conversations::key_of(dm.from, dm.to);
+    const std::string seq_key = keys::conversation_seq(conversation);
+    const std::string stream_key = keys::conversation_stream(conversation);
+    const std::string from_markers = keys::user_markers(dm.from);
+    const std::string to_markers = keys::user_markers(dm.to);
+    const std::string head =
+        format_event(event_type::stored_dm, options_.node_id, dm.to, dm.from, format_session(dm.sender) + "\n");
+    const std::string ts = std::to_string(dm.ts);
+    const std::string length = std::to_string(options_.stream_length);
+    const std::string said = options_.node_id + ":" + incarnation_ + ":" + std::to_string(dm.nonce);
+    const std::string_view keys_list[] = {seq_key, stream_key, from_markers, to_markers};
+    const std::string_view args[] = {keys::channel, head,         ts,   dm.json_before,      dm.json_after,
+                                     length,        conversation, said, resend ? "1" : "0"};
+    link_.script(scripts::dm, keys_list, args, [this, number = dm.nonce](std::optional<redis_reply> reply) {
+        on_dm_answer(number, std::move(reply));
+    });
+}
+
+void cluster_node::on_dm_answer(std::uint64_t nonce, std::optional<redis_reply> reply) {
+    auto it = std::find_if(dms_in_flight_.begin(), dms_in_flight_.end(),
+                           [nonce](const pending_dm& p) { return p.nonce == nonce; });
+    if (it == dms_in_flight_.end()) {
+        return;
+    }
+    if (!reply) {
+        // Stored or not, nobody knows: sent again on return, and the script stores it once.
+        dms_unanswered_.push_back(std::move(*it));
+    } else if (reply->is_error() || reply->type != redis_reply::kind::integer || reply->integer <= 0) {
+        report(report_level::error, "a direct message was refused by redis: " + reply->text);
+        answer_dm_sender(*it, std::nullopt);
+    } else {
+        answer_dm_sender(*it, reply->integer);
+    }
+    dms_in_flight_.erase(it);
+}
+
+void cluster_node::answer_dm_sender(const pending_dm& dm, std::optional<std::int64_t> seq) {
+    if (!seq) {
+        // With or without an id: a dm that went nowhere is never lost in silence.
+        auto refused = protocol::encode_error(protocol::error_code::unavailable,
+                                              "the message could not be stored by the cluster", dm.ack_id);
+        rooms::post_to_session(*hub_, dm.sender, [refused](rooms::chat_session& s) { s.output().send(refused); });
+        return;
+    }
+    // The same text the recipients get from the channel, then the ack: the order a single node
+    // gives its sender.
+    std::string json = dm.json_before;
+    json.append(std::to_string(*seq)).append(dm.json_after);
+    shared_frame copy = protocol::frame_of_json(json);
+    shared_frame ack = dm.ack_id.empty() ? shared_frame() : protocol::encode_dm_ack(dm.ack_id, dm.to, *seq);
+    rooms::post_to_session(*hub_, dm.sender, [copy, ack](rooms::chat_session& s) {
+        s.output().send(copy);
+        if (ack) {
+            s.output().send(ack);
+        }
+    });
+}
+
+void cluster_node::deliver_stored_dm(const cluster_event& e) {
+    std::vector<registry::session_handle> targets;
+    hub_->users().lookup_all(e.room, targets);
+    if (e.user != e.room) {
+        hub_->users().lookup_all(e.user, targets);  // the sender's other sessions
+    }
+    std::optional<registry::session_handle> sender;
+    if (e.origin == options_.node_id) {
+        sender = parse_session(e.sender);  // it has its copy from the script's answer
+    }
+    shared_frame frame;
+    for (registry::session_handle target : targets) {
+        if (sender && target == *sender) {
+            continue;
+        }
+        if (!frame) {
+            frame = protocol::frame_of_json(e.body);  // once per node, for every session here
+        }
+        rooms::post_to_session(*hub_, target, [frame](rooms::chat_session& s) { s.output().send(frame); });
+    }
+}
+
+void cluster_node::save_read(std::string_view user, std::string_view key, std::int64_t seq,
+                             registry::session_handle who, std::function<void(rooms::read_outcome)> done) {
+    run([this, user = std::string(user), key = std::string(key), seq, who, done = std::move(done)]() mutable {
+        auto answer = [this, who, done = std::move(done)](rooms::read_outcome outcome) {
+            hub_->worker(who.worker).executor().post([done, outcome] { done(outcome); });
+        };
+        if (phase_ == phase::down) {
+            answer({});
+            return;
+        }
+        const bool conversation = rooms::direct_conversations::is_conversation_key(key);
+        eval(scripts::read_marker,
+             {keys::user_markers(user), conversation ? keys::conversation_seq(key) : keys::room_seq(key)},
+             {key, std::to_string(seq), conversation ? "1" : "0"},
+             [this, answer = std::move(answer)](std::optional<redis_reply> reply) {
+                 rooms::read_outcome outcome;
+                 if (is_ok(reply) && reply->type == redis_reply::kind::array && reply->elements.size() == 2) {
+                     outcome.seq = number_of(reply->elements[0]);
+                     using result = rooms::read_outcome::result;
+                     outcome.what = outcome.seq < 0                          ? result::no_conversation
+                                    : number_of(reply->elements[1]) == 1 ? result::moved
+                                                                           : result::unchanged;
+                 } else if (reply) {
+                     report(report_level::error, "saving a read marker failed: " + reply->text);
+                 }
+                 answer(outcome);
+             });
+    });
+}
+
+void cluster_node::load_conversations(std::string_view user, registry::session_handle who,
+                                      std::function<void(std::optional<std::vector<rooms::marked_log>>)> done) {
+    run([this, user = std::string(user), who, done = std::move(done)]() mutable {
+        auto answer = [this, who, done = std::move(done)](std::optional<std::vector<rooms::marked_log>> logs) {
+            hub_->worker(who.worker).executor().post(
+                [done, logs = std::move(logs)]() mutable { done(std::move(logs)); });
+        };
+        if (phase_ == phase::down) {
+            answer(std::nullopt);
+            return;
+        }
+        eval(scripts::conversations, {keys::user_markers(user)}, {},
+             [this, answer = std::move(answer)](std::optional<redis_reply> reply) {
+                 if (!is_ok(reply) || reply->type != redis_reply::kind::array) {
+                     if (reply) {
+                         report(report_level::error, "reading a user's conversations failed: " + reply->text);
+                     }
+                     answer(std::nullopt);
+                     return;
+                 }
+                 std::vector<rooms::marked_log> logs;
+                 const auto& e = reply->elements;
+                 for (std::size_t i = 0; i + 3 < e.size(); i += 4) {
+                     logs.push_back({e[i].text, number_of(e[i + 1]), {number_of(e[i + 2]), number_of(e[i + 3])}});
+                 }
+                 answer(std::move(logs));
+             });
+    });
+}
+
+}  // namespace parley::cluster
