@@ -26,7 +26,7 @@ namespace {
 using clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-constexpr auto start_timeout = 10s;
+constexpr auto redis_start_timeout = 10s;
 constexpr int exec_failed = 127;
 
 // A socket bound to 127.0.0.1 on a port the kernel picks; -1 on failure.
@@ -226,7 +226,7 @@ bool redis_process::launch() {
     pid_ = pid;
     paused_ = false;
 
-    const auto deadline = clock::now() + start_timeout;
+    const auto deadline = clock::now() + redis_start_timeout;
     while (clock::now() < deadline) {
         int status = 0;
         if (::waitpid(pid_, &status, WNOHANG) == pid_) {

@@ -8,7 +8,7 @@
 namespace parley::integration {
 namespace {
 
-json say(ws_client& client, const std::string& room, const std::string& text, const json& id) {
+json say_with_id(ws_client& client, const std::string& room, const std::string& text, const json& id) {
     return call(client, {{"type", "say"}, {"room", room}, {"text", text}, {"id", id}});
 }
 
@@ -32,7 +32,7 @@ TEST_F(ReloadTest, LowerTextLimitAppliesToConnectedClients) {
         join_room(clients.back(), "r");
     }
     // The default limit (4096) lets 20 bytes through before the reload.
-    ASSERT_EQ(say(clients[0], "r", std::string(20, 'a'), "before").value("type", ""), "ack");
+    ASSERT_EQ(say_with_id(clients[0], "r", std::string(20, 'a'), "before").value("type", ""), "ack");
     for (ws_client& c : clients) {
         ASSERT_EQ(wait_type(c, "message").value("text", ""), std::string(20, 'a'));
     }
@@ -41,9 +41,9 @@ TEST_F(ReloadTest, LowerTextLimitAppliesToConnectedClients) {
     reload("[limits]\nmax_text_bytes = 10\n");
     EXPECT_TRUE(daemon_->wait_for_line("max_text_bytes", from, milliseconds(0))) << "the change is not logged";
 
-    const json refused = say(clients[0], "r", std::string(20, 'b'), "long");
+    const json refused = say_with_id(clients[0], "r", std::string(20, 'b'), "long");
     EXPECT_EQ(refused.value("code", ""), "too_large") << refused;
-    EXPECT_EQ(say(clients[1], "r", "hello", "short").value("type", ""), "ack");
+    EXPECT_EQ(say_with_id(clients[1], "r", "hello", "short").value("type", ""), "ack");
     for (ws_client& c : clients) {
         const json message = wait_type(c, "message");
         EXPECT_EQ(message.value("text", ""), "hello") << "the 20-byte say went out: " << message;
@@ -65,19 +65,19 @@ TEST_F(ReloadFromTenTest, BrokenFileIsRejectedAndChangesNothing) {
     // Still serving: a new client logs in and chats.
     ws_client bob = login("bob");
     join_room(bob, "r");
-    EXPECT_EQ(say(bob, "r", "hi", 1).value("type", ""), "ack");
+    EXPECT_EQ(say_with_id(bob, "r", "hi", 1).value("type", ""), "ack");
     EXPECT_EQ(wait_type(alice, "message").value("text", ""), "hi");
     // The old limit still applies, on the old and on the new connection.
-    EXPECT_EQ(say(alice, "r", std::string(20, 'x'), 2).value("code", ""), "too_large");
-    EXPECT_EQ(say(bob, "r", std::string(20, 'x'), 3).value("code", ""), "too_large");
+    EXPECT_EQ(say_with_id(alice, "r", std::string(20, 'x'), 2).value("code", ""), "too_large");
+    EXPECT_EQ(say_with_id(bob, "r", std::string(20, 'x'), 3).value("code", ""), "too_large");
 }
 
 TEST_F(ReloadFromTenTest, InvalidValueIsRejectedToo) {
     ws_client alice = login("alice");
     join_room(alice, "r");
     reload("[limits]\nmax_text_bytes = 0\n", "reload rejected");
-    EXPECT_EQ(say(alice, "r", std::string(11, 'x'), 1).value("code", ""), "too_large");
-    EXPECT_EQ(say(alice, "r", std::string(10, 'x'), 2).value("type", ""), "ack");
+    EXPECT_EQ(say_with_id(alice, "r", std::string(11, 'x'), 1).value("code", ""), "too_large");
+    EXPECT_EQ(say_with_id(alice, "r", std::string(10, 'x'), 2).value("type", ""), "ack");
 }
 
 TEST_F(ReloadTest, RestartOnlyChangeIsLoggedNotApplied) {

@@ -60,7 +60,7 @@ std::string openssl_reason() {
     return reason ? reason : "no OpenSSL reason";
 }
 
-std::string lower(std::string text) {
+std::string lowercase(std::string text) {
     std::transform(text.begin(), text.end(), text.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return text;
@@ -278,8 +278,8 @@ void ws_client::upgrade(std::string_view path, milliseconds timeout) {
     const auto upgrade_header = response.header("upgrade");
     const auto connection = response.header("connection");
     if (response.status != 101 || !accept || *accept != expected_accept(key) || !upgrade_header ||
-        lower(*upgrade_header) != "websocket" || !connection ||
-        lower(*connection).find("upgrade") == std::string::npos) {
+        lowercase(*upgrade_header) != "websocket" || !connection ||
+        lowercase(*connection).find("upgrade") == std::string::npos) {
         throw std::runtime_error("bad upgrade response for key " + key + ":\n" + head);
     }
 }

@@ -2,6 +2,7 @@
 // so, and that a reload never writes the token secret to the log.
 
 #include "config/loader.hpp"
+#include "tests/unit/config/load_errors.hpp"
 #include "config/settings.hpp"
 
 #include <gtest/gtest.h>
@@ -13,13 +14,7 @@ namespace {
 
 const std::string secret(40, 's');
 
-std::string all_errors(const load_result& r) {
-    std::string text;
-    for (const auto& e : r.errors) {
-        text += e.text() + "\n";
-    }
-    return text;
-}
+using tests::all_errors;
 
 TEST(auth_config, defaults_are_no_authentication_and_eight_sessions) {
     settings s;

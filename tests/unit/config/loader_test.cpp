@@ -2,6 +2,7 @@
 // says what is wrong and what is allowed.
 
 #include "config/loader.hpp"
+#include "tests/unit/config/load_errors.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,13 +15,7 @@
 namespace parley::config {
 namespace {
 
-std::string all_errors(const load_result& r) {
-    std::string text;
-    for (const auto& e : r.errors) {
-        text += e.text() + "\n";
-    }
-    return text;
-}
+using tests::all_errors;
 
 TEST(loader, empty_text_gives_the_defaults) {
     load_result r = load_text("", "empty.toml");

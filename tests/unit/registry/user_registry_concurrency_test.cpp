@@ -19,7 +19,7 @@ namespace {
 
 using outcome = user_registry::outcome;
 
-std::string name_of(std::size_t i) { return "user_" + std::to_string(i); }
+std::string numbered_user(std::size_t i) { return "user_" + std::to_string(i); }
 
 TEST(user_registry_concurrency, racing_registrations_have_one_winner_per_name) {
     constexpr std::size_t thread_count = 8;
@@ -27,7 +27,7 @@ TEST(user_registry_concurrency, racing_registrations_have_one_winner_per_name) {
     user_registry registry;
     std::vector<std::string> names;
     for (std::size_t i = 0; i < name_count; ++i) {
-        names.push_back(name_of(i));
+        names.push_back(numbered_user(i));
     }
     // wins[t][i]: thread t registered name i.
     std::vector<std::vector<char>> wins(thread_count, std::vector<char>(name_count, 0));
@@ -83,7 +83,7 @@ TEST(user_registry_concurrency, lookups_during_registrations_and_removals_see_on
 
     std::vector<std::string> names;
     for (std::size_t i = 0; i < churn_names + stable_names; ++i) {
-        names.push_back(name_of(i));
+        names.push_back(numbered_user(i));
     }
     for (std::size_t i = churn_names; i < names.size(); ++i) {
         ASSERT_EQ(registry.try_register(names[i], {static_cast<std::uint32_t>(i), 0xffffff}, 1), outcome::registered);
@@ -168,7 +168,7 @@ TEST(user_registry_concurrency, churn_reclaims_every_snapshot) {
     constexpr std::size_t name_count = 200;
     std::vector<std::string> names;
     for (std::size_t i = 0; i < name_count; ++i) {
-        names.push_back(name_of(i));
+        names.push_back(numbered_user(i));
     }
     for (int generation = 0; generation < 4; ++generation) {
         user_registry registry(2);

@@ -45,6 +45,15 @@ inline ::testing::AssertionResult is_error(const json& reply, std::string_view c
     return ::testing::AssertionSuccess();
 }
 
+// The seqs of a list of messages (a join's or history's "history"/"messages"), in order.
+inline std::vector<std::int64_t> seqs_of(const json& messages) {
+    std::vector<std::int64_t> out;
+    for (const auto& m : messages) {
+        out.push_back(m.at("seq").get<std::int64_t>());
+    }
+    return out;
+}
+
 class test_client {
 public:
     explicit test_client(worker_context& worker) : session(worker, output) {}

@@ -7,15 +7,8 @@
 namespace parley::rooms::tests {
 namespace {
 
-json say(std::string_view room, std::string_view text) { return {{"type", "say"}, {"room", room}, {"text", text}}; }
+json say_request(std::string_view room, std::string_view text) { return {{"type", "say"}, {"room", room}, {"text", text}}; }
 
-std::vector<std::int64_t> seqs_of(const json& messages) {
-    std::vector<std::int64_t> out;
-    for (const auto& m : messages) {
-        out.push_back(m.at("seq").get<std::int64_t>());
-    }
-    return out;
-}
 
 TEST(join, joined_has_epoch_sorted_members_and_recent_history) {
     auto s = test_settings();
@@ -26,7 +19,7 @@ TEST(join, joined_has_epoch_sorted_members_and_recent_history) {
     world.join(carol, "lobby");
     world.join(alice, "lobby");
     for (int i = 1; i <= 5; ++i) {
-        carol.send(say("lobby", "line " + std::to_string(i)));
+        carol.send(say_request("lobby", "line " + std::to_string(i)));
     }
     world.run();
 
@@ -55,7 +48,7 @@ TEST(join, a_new_room_starts_empty_at_seq_one) {
     json joined = world.join(a, "fresh");
     EXPECT_EQ(joined["members"], (json{"a"}));
     EXPECT_TRUE(joined["history"].empty());
-    a.send(say("fresh", "first"));
+    a.send(say_request("fresh", "first"));
     world.run();
     EXPECT_EQ(a.received("message").at(0)["seq"], 1);
 }
@@ -87,7 +80,7 @@ TEST(join, joining_again_while_a_member_resends_joined_without_presence) {
     test_client& b = world.login("b", 1);
     world.join(a, "r");
     world.join(b, "r");
-    a.send(say("r", "hi"));
+    a.send(say_request("r", "hi"));
     world.run();
     world.clear_all();
 
@@ -102,7 +95,7 @@ TEST(join, joining_again_while_a_member_resends_joined_without_presence) {
     EXPECT_EQ(b.session.room_count(), 1u);
     EXPECT_EQ(world.hub().rooms().list(), (std::vector<std::pair<std::string, std::size_t>>{{"r", 2}}));
 
-    a.send(say("r", "once"));
+    a.send(say_request("r", "once"));
     world.run();
     EXPECT_EQ(b.received("message").size(), 1u) << "one membership: the message arrives once";
 }
@@ -134,7 +127,7 @@ TEST(leave, replies_left_and_tells_the_others) {
     EXPECT_EQ(b.take(), (std::vector<json>{{{"type", "presence"}, {"room", "r"}, {"user", "a"}, {"event", "leave"}}}));
     EXPECT_EQ(a.session.room_count(), 0u);
 
-    b.send(say("r", "after a left"));
+    b.send(say_request("r", "after a left"));
     world.run();
     EXPECT_TRUE(a.take().empty()) << "a left: no more messages";
 }

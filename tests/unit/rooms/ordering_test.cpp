@@ -17,7 +17,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::uint32_t worker_count = 4;
+constexpr std::uint32_t ordering_worker_count = 4;
 
 // A hub whose workers are real threads. Sessions are made, driven and ended only through their
 // worker's executor, as server/ does.
@@ -25,7 +25,7 @@ class threaded_world {
 public:
     threaded_world() {
         std::vector<worker_context*> pointers;
-        for (std::uint32_t i = 0; i < worker_count; ++i) {
+        for (std::uint32_t i = 0; i < ordering_worker_count; ++i) {
             executors_.push_back(std::make_unique<threaded_executor>(tracker_));
             contexts_.push_back(std::make_unique<worker_context>(i, *executors_.back()));
             pointers.push_back(contexts_.back().get());
@@ -34,7 +34,7 @@ public:
                                           pointers);
         // As server/ does: each thread knows its worker, so broadcasts made there reach that
         // worker's members at once while other workers' tasks still race in (room.cpp).
-        for (std::uint32_t i = 0; i < worker_count; ++i) {
+        for (std::uint32_t i = 0; i < ordering_worker_count; ++i) {
             executor(i).run_sync([context = contexts_[i].get()] { worker_context::set_current(context); });
         }
     }
@@ -108,7 +108,7 @@ TEST(ordering, every_member_gets_every_message_once_in_seq_order) {
     constexpr int per_sender = 250;
     threaded_world world;
     std::vector<test_client*> members;
-    for (std::uint32_t w = 0; w < worker_count; ++w) {
+    for (std::uint32_t w = 0; w < ordering_worker_count; ++w) {
         for (int i = 0; i < members_per_worker; ++i) {
             members.push_back(&world.add_member("m" + std::to_string(w) + "_" + std::to_string(i), w, "hall"));
         }
@@ -147,14 +147,14 @@ TEST(ordering, a_member_joining_mid_stream_sees_history_then_live_without_gap_or
     constexpr int per_sender = 200;
     threaded_world world;
     std::vector<test_client*> senders;
-    for (std::uint32_t w = 0; w < worker_count; ++w) {
+    for (std::uint32_t w = 0; w < ordering_worker_count; ++w) {
         senders.push_back(&world.add_member("s" + std::to_string(w), w, "hall"));
     }
     ASSERT_TRUE(world.wait_idle());
 
     std::vector<test_client*> late;
     run_senders(world, senders, per_sender, [&](int step) {
-        auto w = static_cast<std::uint32_t>(step) % worker_count;
+        auto w = static_cast<std::uint32_t>(step) % ordering_worker_count;
         late.push_back(&world.add_member("late" + std::to_string(step), w, "hall"));
     });
     ASSERT_TRUE(world.wait_idle());

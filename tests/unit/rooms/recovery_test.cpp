@@ -12,13 +12,6 @@ namespace {
 
 using seq_list = std::vector<std::int64_t>;
 
-seq_list seqs_of(const json& messages) {
-    seq_list out;
-    for (const auto& m : messages) {
-        out.push_back(m.at("seq").get<std::int64_t>());
-    }
-    return out;
-}
 
 class recovery : public ::testing::Test {
 protected:
