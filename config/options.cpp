@@ -345,6 +345,16 @@ void add_history_and_auth_options(std::vector<option>& out) {
                     "welcome, each with its last seq, the user's read marker and unread count, newest "
                     "activity first. 0: none listed.",
             .min = 0, .max = 100'000}),
+        field<&settings::history_memory_budget_bytes>({.section = "history", .key = "memory_budget_bytes",
+            .unit = "bytes",
+            .help = "Memory the rooms' logs (their newest messages) may hold, all rooms together, before "
+                    "logs of rooms nobody is in are evicted, least recently used first: with sqlite once "
+                    "written, and read back from the file when the room is used again. Logs of rooms with "
+                    "members are never evicted. With the memory store an evicted log is gone, and the room "
+                    "starts over in a new epoch. 64 MiB keeps tens of thousands of quiet rooms, or a few "
+                    "hundred with a full memory history, ready to rejoin from memory, and caps what clients "
+                    "inventing room names can make the daemon keep. 0: a log goes once nobody uses it.",
+            .min = 0, .max = 1024 * gib}),
 
         // ---- [auth] ----
         field<&settings::auth_mode>({.section = "auth", .key = "mode",

@@ -121,6 +121,7 @@ struct settings {
     std::size_t history_retain_messages = 100000;  // per room in the file; 0: no limit
     double history_retain_days = 0;                // older messages are deleted; 0: kept
     std::size_t welcome_conversations = 200;       // listed in a token-mode welcome
+    std::size_t history_memory_budget_bytes = 64 * 1024 * 1024;  // idle room logs in memory, all rooms together
 
     // [auth]
     // none: any free name; token: a signed token names the user. (Qualified: the member hides the type.)

@@ -133,7 +133,7 @@ void chat_session::on_dm_history(request& req) {
                                                        re);
         post_to_session(hub, asker, [reply](chat_session& session) { session.output().send(reply); });
     };
-    hub.history().complete(*page->log, std::move(page->answer), std::move(reply_later));
+    hub.history().complete(page->log, std::move(page->answer), std::move(reply_later));
 }
 
 void chat_session::on_read(request& req) {

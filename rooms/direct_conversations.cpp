@@ -37,10 +37,10 @@ std::mutex& direct_conversations::lock_of(const std::string& key) {
     return locks_[std::hash<std::string>{}(key) % locks_.size()];
 }
 
-room_log* direct_conversations::open(const std::string& key, bool create) {
+log_handle direct_conversations::open(const std::string& key, bool create) {
     // A name nobody wrote to must not make a log (and memory) just by being asked about.
     if (!create && store_.activity(key).last_seq == 0) {
-        return nullptr;
+        return {};
     }
     return store_.open(key);
 }
@@ -49,7 +49,8 @@ direct_conversations::sent direct_conversations::send(std::string_view from, std
                                                       std::string_view text, std::int64_t ts) {
     const std::string key = key_of(from, to);
     std::lock_guard lock(lock_of(key));
-    room_log& log = *open(key, true);
+    log_handle handle = open(key, true);
+    room_log& log = *handle;
     std::int64_t seq = log.last_seq() + 1;
     protocol::shared_frame frame = protocol::encode_dm(from, to, text, ts, seq);
     log.append(seq, ts, frame);
@@ -62,11 +63,13 @@ std::optional<direct_conversations::page> direct_conversations::history(std::str
                                                                        std::size_t limit) {
     const std::string key = key_of(a, b);
     std::lock_guard lock(lock_of(key));
-    room_log* log = open(key, false);
-    if (log == nullptr) {
+    log_handle log = open(key, false);
+    if (!log) {
         return std::nullopt;
     }
-    return page{log, log->epoch(), log->query(before, after, limit)};
+    std::int64_t epoch = log->epoch();
+    history_answer answer = log->query(before, after, limit);
+    return page{std::move(log), epoch, std::move(answer)};
 }
 
 direct_conversations::page direct_conversations::stored_page(std::string_view a, std::string_view b,
@@ -86,8 +89,8 @@ direct_conversations::page direct_conversations::stored_page(std::string_view a,
 std::int64_t direct_conversations::last_seq(std::string_view a, std::string_view b) {
     const std::string key = key_of(a, b);
     std::lock_guard lock(lock_of(key));
-    room_log* log = open(key, false);
-    return log == nullptr ? 0 : log->last_seq();
+    log_handle log = open(key, false);
+    return log ? log->last_seq() : 0;
 }
 
 }  // namespace parley::rooms

@@ -36,9 +36,10 @@ public:
     sent send(std::string_view from, std::string_view to, std::string_view text, std::int64_t ts);
 
     // A page of the conversation of a and b, as history_store::complete takes it; the log is
-    // where the rest of the answer is read. nullopt when the two never wrote to each other.
+    // where the rest of the answer is read, held in memory while the page lives. nullopt when
+    // the two never wrote to each other.
     struct page {
-        room_log* log = nullptr;
+        log_handle log;
         std::int64_t epoch = 0;
         history_answer answer;
     };
@@ -58,11 +59,13 @@ public:
 private:
     // A room_log is not synchronized: its owner calls it under a lock. Conversations are many
     // and mostly idle, so they share a fixed set of locks (by key) instead of owning one each:
-    // this class holds no memory per conversation; the store holds the logs.
+    // this class holds no memory per conversation. Each operation holds a handle to the log for
+    // its own length only, so an idle conversation's log may leave memory (history_store's
+    // budget) and is read back from the store on the next use.
     std::mutex& lock_of(const std::string& key);
-    // The conversation's log; nullptr, without making one, when `create` is false and the store
-    // has nothing under the key.
-    room_log* open(const std::string& key, bool create);
+    // The conversation's log; an empty handle, without making one, when `create` is false and
+    // the store has nothing under the key.
+    log_handle open(const std::string& key, bool create);
 
     history_store& store_;
     std::array<std::mutex, 64> locks_;

@@ -19,10 +19,10 @@ namespace {
 constexpr std::uint32_t inline_fanout_limit = 64;
 }  // namespace
 
-room::room(std::string name, room_log& log, message_bus& bus, std::vector<worker_context*> workers,
+room::room(std::string name, log_handle log, message_bus& bus, std::vector<worker_context*> workers,
            room_directory* directory, bool permanent)
     : name_(std::move(name)),
-      log_(log),
+      log_(std::move(log)),
       bus_(bus),
       workers_(std::move(workers)),
       directory_(directory),
@@ -74,7 +74,7 @@ room::join_result room::describe(const join_request& request) const {
 }
 
 void room::fill_reply_locked(const join_request& request, join_result& result) const {
-    result.epoch = log_.epoch();
+    result.epoch = log_->epoch();
     result.topic = topic_;
     result.members.reserve(members_.size() + remote_members_.size());
     for (const auto& [user, sessions] : members_) {
@@ -87,15 +87,15 @@ void room::fill_reply_locked(const join_request& request, join_result& result) c
         std::sort(result.members.begin(), result.members.end());
         result.members.erase(std::unique(result.members.begin(), result.members.end()), result.members.end());
     }
-    bool same_epoch = !request.epoch || *request.epoch == log_.epoch();
+    bool same_epoch = !request.epoch || *request.epoch == log_->epoch();
     if (request.after && same_epoch) {
         // From memory: complete when nothing after `after` was dropped by retention or left
         // memory for storage, and all of it fits. Otherwise the client pages with `history`.
-        result.history = log_.after(*request.after, request.recover_limit);
-        result.recovered = log_.recovers(*request.after, request.recover_limit);
+        result.history = log_->after(*request.after, request.recover_limit);
+        result.recovered = log_->recovers(*request.after, request.recover_limit);
         return;
     }
-    result.history = log_.before(log_.last_seq() + 1, request.recent);
+    result.history = log_->before(log_->last_seq() + 1, request.recent);
     if (request.after) {
         result.recovered = false;  // another epoch: the client's seq means nothing here
     }
@@ -154,9 +154,9 @@ bool room::set_declared(bool permanent, std::string topic) {
 std::int64_t room::say(std::string_view from, std::string_view text, std::int64_t ts, session_output* ack_to,
                        std::string_view ack_id) {
     std::lock_guard lock(mutex_);
-    std::int64_t seq = log_.last_seq() + 1;
+    std::int64_t seq = log_->last_seq() + 1;
     shared_frame frame = protocol::encode_message(name_, from, text, seq, ts);
-    log_.append(seq, ts, frame);
+    log_->append(seq, ts, frame);
     if (ack_to != nullptr) {
         ack_to->send(protocol::encode_ack(ack_id, name_, seq));
     }
@@ -181,7 +181,7 @@ void room::typing(std::string_view user, registry::session_handle who) {
 history_answer room::history(std::optional<std::int64_t> before, std::optional<std::int64_t> after,
                              std::size_t limit) const {
     std::lock_guard lock(mutex_);
-    return log_.query(before, after, limit);
+    return log_->query(before, after, limit);
 }
 
 void room::broadcast_locked(const shared_frame& frame, registry::session_handle except) {

@@ -2,6 +2,7 @@
 
 #include "protocol/shared_frame.hpp"
 #include "registry/session_handle.hpp"
+#include "rooms/history/log_cache.hpp"
 #include "rooms/history/room_log.hpp"
 #include "rooms/message_bus.hpp"
 #include "rooms/session_output.hpp"
@@ -32,7 +33,8 @@ class worker_context;
 // Thread: every public method may be called from any worker thread.
 class room : public std::enable_shared_from_this<room> {
 public:
-    room(std::string name, room_log& log, message_bus& bus, std::vector<worker_context*> workers,
+    // The room holds its log's handle: the log stays in memory while the room exists.
+    room(std::string name, log_handle log, message_bus& bus, std::vector<worker_context*> workers,
          room_directory* directory, bool permanent);
 
     const std::string& name() const { return name_; }
@@ -142,7 +144,8 @@ public:
     // does not hold is left in the answer's `stored` part, for history_store::complete.
     history_answer history(std::optional<std::int64_t> before, std::optional<std::int64_t> after,
                            std::size_t limit) const;
-    room_log& log() const { return log_; }
+    // For history_store::complete, which holds a copy while it reads.
+    const log_handle& log() const { return log_; }
 
 private:
     // Requires mutex_. Fills epoch, members, history and recovered of a `joined` reply.
@@ -167,7 +170,7 @@ private:
     void drop_remote_locked(Predicate which, bool disconnected);
 
     const std::string name_;
-    room_log& log_;
+    const log_handle log_;
     message_bus& bus_;
     const std::vector<worker_context*> workers_;
     room_directory* const directory_;

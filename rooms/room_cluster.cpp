@@ -35,13 +35,13 @@ room::apply_outcome room::apply_message(std::int64_t seq, std::int64_t ts, const
     if (closed_) {
         return apply_outcome::gone;
     }
-    if (seq <= log_.last_seq()) {
+    if (seq <= log_->last_seq()) {
         return apply_outcome::duplicate;
     }
-    if (seq != log_.last_seq() + 1 && !allow_gap) {
+    if (seq != log_->last_seq() + 1 && !allow_gap) {
         return apply_outcome::gap;
     }
-    log_.append(seq, ts, frame);
+    log_->append(seq, ts, frame);
     if (before_fanout) {
         before_fanout();
     }
@@ -52,12 +52,12 @@ room::apply_outcome room::apply_message(std::int64_t seq, std::int64_t ts, const
 
 std::int64_t room::last_seq() const {
     std::lock_guard lock(mutex_);
-    return log_.last_seq();
+    return log_->last_seq();
 }
 
 std::pair<std::int64_t, std::int64_t> room::log_position() const {
     std::lock_guard lock(mutex_);
-    return {log_.epoch(), log_.last_seq()};
+    return {log_->epoch(), log_->last_seq()};
 }
 
 bool room::apply_remote(room_event event, std::string_view node, std::string_view user, const shared_frame& frame,
@@ -138,10 +138,10 @@ bool room::rebase(std::int64_t epoch, std::int64_t last_seq, std::vector<log_ent
     if (closed_) {
         return false;
     }
-    bool changed = epoch != log_.epoch() || last_seq < log_.last_seq();
+    bool changed = epoch != log_->epoch() || last_seq < log_->last_seq();
     std::int64_t stored_first = newest.empty() ? last_seq + 1 : newest.front().seq;
     // Everything from seq 1 may still be in the shared history, older than what memory holds.
-    log_.reset(epoch, last_seq, std::move(newest), stored_first > 1 ? 1 : stored_first);
+    log_->reset(epoch, last_seq, std::move(newest), stored_first > 1 ? 1 : stored_first);
     if (changed) {
         send_fresh_joined_locked();
     }
@@ -150,12 +150,12 @@ bool room::rebase(std::int64_t epoch, std::int64_t last_seq, std::vector<log_ent
 
 void room::detach(std::int64_t epoch) {
     std::lock_guard lock(mutex_);
-    if (log_.epoch() == epoch) {
+    if (log_->epoch() == epoch) {
         return;
     }
-    std::vector<log_entry> kept = log_.newest_entries();
-    std::int64_t stored_first = log_.first_retained_seq();
-    log_.reset(epoch, log_.last_seq(), std::move(kept), stored_first);
+    std::vector<log_entry> kept = log_->newest_entries();
+    std::int64_t stored_first = log_->first_retained_seq();
+    log_->reset(epoch, log_->last_seq(), std::move(kept), stored_first);
     send_fresh_joined_locked();
 }
 

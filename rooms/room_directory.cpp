@@ -15,7 +15,7 @@ room_directory::shard& room_directory::shard_for(std::string_view name) const {
 }
 
 std::shared_ptr<room> room_directory::make_room(std::string_view name, bool permanent) {
-    return std::make_shared<room>(std::string(name), *store_.open(name), bus_, workers_, this, permanent);
+    return std::make_shared<room>(std::string(name), store_.open(name), bus_, workers_, this, permanent);
 }
 
 std::shared_ptr<room> room_directory::find(std::string_view name) const {

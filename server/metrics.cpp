@@ -2,6 +2,7 @@
 
 #include "protocol/error_code.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -154,6 +155,16 @@ const metric metric_table[] = {
                 [](const scrape& s, std::size_t) -> sample_value {
                     return static_cast<std::uint64_t>(s.in.history.backlog);
                 }),
+    from_scrape("parley_history_memory_bytes", metric_type::gauge,
+                "Bytes the rooms' logs hold in memory (an estimate: messages, frames, per-room overhead), "
+                "in use or idle; idle ones are evicted above history.memory_budget_bytes.",
+                [](const scrape& s, std::size_t) -> sample_value {
+                    return static_cast<std::uint64_t>(std::max<std::int64_t>(s.in.history.memory_bytes, 0));
+                }),
+    from_scrape("parley_history_evictions_total", metric_type::counter,
+                "Idle room logs evicted from memory to stay within history.memory_budget_bytes (read back "
+                "from the file when used again; with the memory store, gone).",
+                [](const scrape& s, std::size_t) -> sample_value { return s.in.history.evictions; }),
     // The cluster's, left out on a single node.
     from_scrape("parley_cluster_degraded", metric_type::gauge,
                 "1 while this node cannot reach the cluster's Redis (it serves its own users alone), else 0.",

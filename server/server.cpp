@@ -84,7 +84,8 @@ server::server(const config::settings& settings, config::config_source source,
         bus = cluster_->make_bus();
     }
     if (!history) {
-        history = rooms::make_memory_history_store(settings_.history_per_room, rooms::unix_millis());
+        history = rooms::make_memory_history_store(settings_.history_per_room, rooms::unix_millis(), 0,
+                                                   settings_.history_memory_budget_bytes);
     }
     hub_ = std::make_unique<rooms::chat_hub>(settings_, std::move(history), contexts, std::move(bus));
     if (cluster_) {

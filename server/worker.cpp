@@ -1,6 +1,7 @@
 #include "server/worker.hpp"
 
 #include "protocol/frame_encoder.hpp"
+#include "rooms/chat_hub.hpp"
 #include "server/ws_connection.hpp"
 
 #include <boost/asio/post.hpp>
@@ -148,6 +149,9 @@ void worker::housekeeping() {
         if (list->empty() && list->capacity() > 1024) {
             std::vector<boost::intrusive_ptr<ws_connection>>().swap(*list);
         }
+    }
+    if (index_ == 0) {
+        heap_return_.tick(chat_.hub().history().stats().evicted_bytes, std::chrono::steady_clock::now());
     }
     // check_timeouts() only queues frames and starts closes; it never detaches a connection, so
     // the list cannot change under this loop.

@@ -3,6 +3,7 @@
 #include "rooms/session_output.hpp"
 #include "rooms/worker_context.hpp"
 #include "server/connection_poller.hpp"
+#include "server/heap_return.hpp"
 #include "server/http_counters.hpp"
 #include "server/local_frame_pool.hpp"
 
@@ -126,6 +127,7 @@ private:
     bool release_posted_ = false;
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     std::uint64_t now_ms_ = 0;
+    heap_return heap_return_;  // worker 0's: gives evicted room logs' heap back
     protocol::shared_frame ping_frame_;
     std::unique_ptr<boost::asio::steady_timer> housekeeping_timer_;
     std::unique_ptr<boost::asio::steady_timer> shutdown_timer_;   // the deadline

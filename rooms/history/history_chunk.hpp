@@ -41,6 +41,11 @@ public:
         bytes_.clear();
         count_ = 0;
     }
+    // Also gives the buffer back: an idle room's log keeps no batch-sized buffer.
+    void release() {
+        std::string().swap(bytes_);
+        count_ = 0;
+    }
 
     bool empty() const { return count_ == 0; }
     std::size_t count() const { return count_; }

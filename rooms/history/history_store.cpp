@@ -6,7 +6,7 @@ namespace parley::rooms {
 
 using protocol::shared_frame;
 
-void history_store::complete(room_log& log, history_answer answer, history_done done) {
+void history_store::complete(const log_handle& log, history_answer answer, history_done done) {
     if (!answer.stored) {
         done(join_answer({}, answer));
         return;
@@ -14,7 +14,7 @@ void history_store::complete(room_log& log, history_answer answer, history_done 
     read_stored(log, std::move(answer), std::move(done));
 }
 
-void history_store::read_stored(room_log& /*log*/, history_answer answer, history_done done) {
+void history_store::read_stored(const log_handle& /*log*/, history_answer answer, history_done done) {
     done(join_answer({}, answer));
 }
 

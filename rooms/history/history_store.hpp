@@ -1,6 +1,7 @@
 #pragma once
 
 #include "protocol/shared_frame.hpp"
+#include "rooms/history/log_cache.hpp"
 #include "rooms/history/room_log.hpp"
 
 #include <cstddef>
@@ -13,12 +14,16 @@
 
 namespace parley::rooms {
 
-// How the store's writing goes (all zero for the memory store).
+// How the store's writing goes (zero for the memory store), and its logs' memory.
 struct history_stats {
     std::uint64_t written = 0;   // messages written to storage since start
     std::uint64_t failures = 0;  // failed batch writes (their messages were kept and retried)
     std::size_t backlog = 0;     // messages accepted and not yet written
     std::uint64_t marker_batches = 0;  // transactions that wrote read markers
+    std::int64_t memory_bytes = 0;   // what the logs in memory and the store's engine hold
+    std::uint64_t evictions = 0;     // idle logs evicted from memory since start
+    std::uint64_t evicted_bytes = 0; // what they held, summed
+    std::int64_t log_bytes = 0;      // of memory_bytes, the logs' part (log_cache::held_bytes)
 };
 
 // Where one user has read up to in one log (a room, or a direct conversation's key).
@@ -31,21 +36,27 @@ struct read_marker {
 // be read (the client is told `unavailable`, never given a page that only looks complete).
 using history_done = std::function<void(std::optional<std::vector<protocol::shared_frame>>)>;
 
-// Where room logs live. Logs outlive the rooms that use them: a room that empties and is made
-// again continues its seq.
+// Where room logs live. A log stays in memory while a handle to it lives; an idle one stays while
+// the store's memory budget allows (log_cache), so a room that empties and is made again soon
+// continues from memory. Evicted, it is read back from storage on the next open(): its seq
+// continues. The memory store has nothing to read back: an evicted log is gone, and the log made
+// in its place starts a new epoch, so no client takes its seqs for the old ones.
 // Thread: every method may be called from any thread.
 class history_store {
 public:
     virtual ~history_store() = default;
-    // The log of a room, made (or read back from storage) on first use. The pointer stays valid
-    // for the store's lifetime.
-    virtual room_log* open(std::string_view room) = 0;
+    // The log of a room, made (or read back from storage) when it is not in memory. The log
+    // stays in memory, the same object, while the handle or a copy of it lives; handles must be
+    // gone before the store is destroyed. Throws when storage cannot be read (sqlite_error).
+    // The SQLite store may make the caller wait for one pass of its writer (at most 2 s) before
+    // making a log, when unwritten idle logs are past its budget (sqlite_history_store.cpp).
+    virtual log_handle open(std::string_view room) = 0;
 
     // Finishes an answer: one without a stored part calls done at once; one with it is read by
     // read_stored, off the calling thread, and done is called once on a thread of the store
     // (unless stop_reads() came first). done gets the whole answer, oldest first, or nullopt
-    // when the stored part could not be read.
-    void complete(room_log& log, history_answer answer, history_done done);
+    // when the stored part could not be read. The read holds a copy of the handle.
+    void complete(const log_handle& log, history_answer answer, history_done done);
 
     // Stops calling `done`: reads still queued are dropped. Called before the threads that the
     // callbacks post to go away; messages keep being written.
@@ -67,7 +78,7 @@ public:
 protected:
     // Reads an answer's stored part and calls done with the whole answer (join_answer). The
     // memory store never makes a stored part, so its answers never come here.
-    virtual void read_stored(room_log& log, history_answer answer, history_done done);
+    virtual void read_stored(const log_handle& log, history_answer answer, history_done done);
 };
 
 }  // namespace parley::rooms

@@ -1,10 +1,11 @@
 #include "rooms/history/memory_history_store.hpp"
 
+#include "rooms/history/unix_clock.hpp"
+
 #include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 
 namespace parley::rooms {
 namespace {
@@ -19,19 +20,20 @@ private:
     void stored(std::int64_t, std::int64_t, const protocol::shared_frame&) override {}
 };
 
-class memory_history_store final : public history_store {
+class memory_history_store final : public history_store, private log_cache::policy {
 public:
-    memory_history_store(std::size_t per_room, std::int64_t epoch, std::int64_t max_age_ms)
-        : per_room_(per_room), epoch_(epoch), max_age_ms_(max_age_ms) {}
+    memory_history_store(std::size_t per_room, std::int64_t epoch, std::int64_t max_age_ms, std::size_t budget)
+        : per_room_(per_room), epoch_(epoch), max_age_ms_(max_age_ms), latest_epoch_(epoch),
+          logs_(*this, budget, true) {}
 
-    room_log* open(std::string_view room) override {
-        std::lock_guard lock(mutex_);
-        auto it = logs_.find(std::string(room));
-        if (it == logs_.end()) {
-            auto log = std::make_unique<memory_room_log>(epoch_, 0, per_room_, max_age_ms_);
-            it = logs_.emplace(std::string(room), std::move(log)).first;
-        }
-        return it->second.get();
+    log_handle open(std::string_view room) override { return logs_.open(room); }
+
+    history_stats stats() const override {
+        history_stats s;
+        s.memory_bytes = s.log_bytes = logs_.held_bytes();
+        s.evictions = logs_.evictions();
+        s.evicted_bytes = logs_.evicted_bytes();
+        return s;
     }
 
     std::vector<read_marker> read_markers(std::string_view user) override {
@@ -60,27 +62,39 @@ public:
         }
     }
 
-    log_activity activity(std::string_view key) override {
-        std::lock_guard lock(mutex_);
-        auto it = logs_.find(std::string(key));
-        return it == logs_.end() ? log_activity{} : it->second->activity();
-    }
+    // An evicted log is gone with its messages: its key has no activity until it is made again
+    // (in a new epoch), so a marker in it lists no last seq and nothing unread.
+    log_activity activity(std::string_view key) override { return logs_.activity(key).value_or(log_activity{}); }
 
 private:
-    std::size_t per_room_;
-    std::int64_t epoch_;
-    std::int64_t max_age_ms_;
-    std::mutex mutex_;
-    std::unordered_map<std::string, std::unique_ptr<memory_room_log>> logs_;
+    // Under the cache's lock, as is evicting(): evicted_ and latest_epoch_ need no other.
+    std::unique_ptr<room_log> make(std::string_view) override {
+        std::int64_t epoch = epoch_;
+        if (evicted_) {
+            // This room may have been evicted: its clients' seqs must not match new messages.
+            latest_epoch_ = std::max(unix_millis(), latest_epoch_ + 1);
+            epoch = latest_epoch_;
+        }
+        return std::make_unique<memory_room_log>(epoch, 0, per_room_, max_age_ms_);
+    }
+    void evicting(const std::vector<room_log*>&) override { evicted_ = true; }
+
+    const std::size_t per_room_;
+    const std::int64_t epoch_;
+    const std::int64_t max_age_ms_;
+    bool evicted_ = false;
+    std::int64_t latest_epoch_;  // the highest epoch given to a log
+    std::mutex mutex_;           // markers_
     // user -> log key -> seq; memory is the whole store, so they last the daemon's lifetime.
     std::map<std::string, std::map<std::string, std::int64_t, std::less<>>, std::less<>> markers_;
+    log_cache logs_;             // last: its logs go before the rest
 };
 
 }  // namespace
 
 std::unique_ptr<history_store> make_memory_history_store(std::size_t per_room, std::int64_t epoch,
-                                                         std::int64_t max_age_ms) {
-    return std::make_unique<memory_history_store>(per_room, epoch, max_age_ms);
+                                                         std::int64_t max_age_ms, std::size_t memory_budget_bytes) {
+    return std::make_unique<memory_history_store>(per_room, epoch, max_age_ms, memory_budget_bytes);
 }
 
 }  // namespace parley::rooms

@@ -8,9 +8,31 @@ namespace parley::rooms {
 
 using protocol::shared_frame;
 
+namespace {
+// What memory_bytes() counts, an estimate of what freeing the log gives back. An empty log: the
+// object and its store's entry (about 300 bytes with the store's per-room fields), and the
+// deque's index and first block of 512 bytes, which libstdc++ allocates even for no entries.
+constexpr std::int64_t empty_log_bytes = 1024;
+// A message: its entry in the deque, and its frame (one allocation: reference count, header,
+// payload) with the allocator's own overhead.
+constexpr std::int64_t entry_overhead_bytes = static_cast<std::int64_t>(sizeof(log_entry)) + 32;
+
+std::int64_t bytes_of(const shared_frame& frame) {
+    return entry_overhead_bytes + static_cast<std::int64_t>(frame.size());
+}
+}  // namespace
+
 room_log::room_log(std::int64_t epoch, std::int64_t last_seq, std::size_t memory_limit, std::int64_t max_age_ms)
-    : epoch_(epoch), memory_limit_(memory_limit), max_age_ms_(max_age_ms), last_seq_(last_seq) {
+    : epoch_(epoch), memory_limit_(memory_limit), max_age_ms_(max_age_ms), last_seq_(last_seq),
+      bytes_(empty_log_bytes) {
     publish(last_seq, 0);
+}
+
+void room_log::count_bytes(std::int64_t change) {
+    bytes_ += change;
+    if (held_ != nullptr) {
+        held_->fetch_add(change, std::memory_order_relaxed);
+    }
 }
 
 std::int64_t room_log::first_retained_seq() const {
@@ -18,6 +40,7 @@ std::int64_t room_log::first_retained_seq() const {
 }
 
 void room_log::preload(std::int64_t seq, std::int64_t ts, shared_frame message) {
+    count_bytes(bytes_of(message));
     entries_.push_back({seq, ts, std::move(message)});
     last_seq_ = std::max(last_seq_, seq);
     publish(last_seq_, ts);
@@ -27,11 +50,17 @@ void room_log::reset(std::int64_t epoch, std::int64_t last_seq, std::vector<log_
                      std::int64_t stored_first) {
     epoch_ = epoch;
     last_seq_ = last_seq;
+    std::int64_t change = 0;
+    for (const auto& e : entries_) {
+        change -= bytes_of(e.frame);
+    }
     entries_.clear();
     for (auto& e : newest) {
+        change += bytes_of(e.frame);
         entries_.push_back(std::move(e));
     }
     publish(last_seq, entries_.empty() ? 0 : entries_.back().ts);
+    count_bytes(change);
     stored_first_.store(stored_first, std::memory_order_release);
 }
 
@@ -40,18 +69,21 @@ void room_log::append(std::int64_t seq, std::int64_t ts, const shared_frame& mes
     entries_.push_back({seq, ts, message});
     publish(seq, ts);
     stored(seq, ts, message);
+    // One atomic add per message for the cache's total, whatever was dropped.
+    std::int64_t change = bytes_of(message);
     std::int64_t durable = durable_seq_.load(std::memory_order_acquire);
     while (entries_.size() > memory_limit_ && entries_.front().seq <= durable) {
-        drop_oldest();
+        change -= drop_oldest();
     }
     if (max_age_ms_ > 0) {
         while (!entries_.empty() && entries_.front().ts < ts - max_age_ms_ && entries_.front().seq <= durable) {
-            drop_oldest();
+            change -= drop_oldest();
         }
     }
+    count_bytes(change);
 }
 
-void room_log::drop_oldest() {
+std::int64_t room_log::drop_oldest() {
     // The oldest frame was written a whole history ago and is far from the core. Dropping it
     // frees its memory (unless a queue still holds it), and the allocator hands that same memory
     // to the next frame encoded, whose bytes then go to cold lines: the next atomic operation (a
@@ -60,6 +92,7 @@ void room_log::drop_oldest() {
     // misses off the message path.
     const char* freed = static_cast<const char*>(entries_.front().frame.identity());
     std::size_t freed_size = entries_.front().frame.size();
+    std::int64_t freed_bytes = bytes_of(entries_.front().frame);
     entries_.pop_front();
     for (std::size_t offset = 0; offset < freed_size + 32; offset += 64) {
         __builtin_prefetch(freed - 16 + offset, 1, 3);
@@ -69,6 +102,7 @@ void room_log::drop_oldest() {
         __builtin_prefetch(oldest - 16, 1, 2);
         __builtin_prefetch(oldest, 1, 2);
     }
+    return freed_bytes;
 }
 
 room_log::iterator room_log::live_begin() const {

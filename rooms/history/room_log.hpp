@@ -8,9 +8,13 @@
 #include <deque>
 #include <limits>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 namespace parley::rooms {
+
+class log_cache;
+class log_handle;
 
 // Part of a history answer that lives only in storage (older than what memory holds): the
 // messages with after < seq < below, the newest `limit` of them when newest_first, else the
@@ -50,7 +54,7 @@ struct log_entry {
 // Seqs grow by one per message; they may jump (never go back) when a durable store restarts
 // after a crash, so nothing here assumes they are contiguous.
 // Thread: not synchronized; the owning room calls it under its own lock. The store's threads
-// touch only the atomics.
+// touch only the atomics. Its store's log_cache decides when it leaves memory (log_cache.hpp).
 class room_log {
 public:
     // memory_limit: messages kept in memory; max_age_ms: older messages are dropped (0: no limit).
@@ -87,6 +91,11 @@ public:
                          std::size_t limit) const;
 
     std::size_t memory_size() const { return entries_.size(); }
+    // What this log holds in memory, in bytes: an estimate (see room_log.cpp), counted into its
+    // cache's total as it changes.
+    std::int64_t memory_bytes() const { return bytes_; }
+    // Whether some log_handle to it lives (a room, a read in flight); a hint from any thread.
+    bool in_use() const { return uses_.load(std::memory_order_relaxed) > 0; }
 
     // Every message in memory, oldest first (expired ones included until the next append).
     std::vector<log_entry> newest_entries() const { return {entries_.begin(), entries_.end()}; }
@@ -100,6 +109,9 @@ protected:
     // The store learns of each message here (under the room's lock). The memory store does
     // nothing; a durable store queues it for writing.
     virtual void stored(std::int64_t seq, std::int64_t ts, const protocol::shared_frame& message) = 0;
+
+    // A subclass's own state per log, counted in memory_bytes() (before the log is cached).
+    void count_state_bytes(std::int64_t bytes) { bytes_ += bytes; }
 
     // Loads messages read back from storage, oldest first, before any append.
     void preload(std::int64_t seq, std::int64_t ts, protocol::shared_frame message);
@@ -119,7 +131,13 @@ private:
     iterator first_after(std::int64_t after) const;
     // Seq of the oldest message in memory that is not expired (last_seq_ + 1 when none).
     std::int64_t memory_first_seq() const;
-    void drop_oldest();
+    // Drops the oldest message; returns the bytes it was counted as.
+    std::int64_t drop_oldest();
+    // Adds change to this log's bytes and to its cache's total.
+    void count_bytes(std::int64_t change);
+
+    friend class log_cache;
+    friend class log_handle;
 
     std::int64_t epoch_;  // changes only in reset()
     const std::size_t memory_limit_;
@@ -132,6 +150,16 @@ private:
         published_ts_.store(ts, std::memory_order_relaxed);
         published_seq_.store(seq, std::memory_order_release);
     }
+    std::int64_t bytes_;  // memory_bytes()
+
+    // Kept by log_cache (under its lock, except that handles copy a held use without it).
+    std::atomic<std::uint32_t> uses_{0};            // live log_handles
+    std::atomic<std::int64_t>* held_ = nullptr;     // the cache's total of bytes_, once cached
+    std::string_view cache_key_;                    // the cache's key for this log
+    room_log* idle_older_ = nullptr;                // the idle list, while uses_ is 0
+    room_log* idle_newer_ = nullptr;
+    std::int64_t idle_counted_ = 0;                 // what it added to the cache's idle total
+    bool idle_ = false;
 };
 
 // The whole answer: the messages read from storage (oldest first), then memory's, of which the

@@ -59,6 +59,23 @@ public:
     // Runs one or more statements that return no rows.
     void exec(std::string_view sql);
     sqlite_statement prepare(std::string_view sql) { return sqlite_statement(db_, sql, path_); }
+    // Runs body() in one write transaction: committed when it returns, rolled back when it
+    // throws sqlite_error (which then propagates).
+    template <typename Body>
+    void transaction(Body&& body) {
+        exec("BEGIN IMMEDIATE");
+        try {
+            body();
+            exec("COMMIT");
+        } catch (const sqlite_error&) {
+            try {
+                exec("ROLLBACK");
+            } catch (const sqlite_error&) {
+                // Nothing left to roll back (SQLite already did).
+            }
+            throw;
+        }
+    }
     // Caps this connection's page cache at about kib KiB; returns *this (for initializer lists).
     sqlite_connection& limit_cache(int kib) {
         exec("PRAGMA cache_size = -" + std::to_string(kib));

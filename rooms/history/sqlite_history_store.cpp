@@ -13,10 +13,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -96,6 +98,12 @@ void check_location(const std::string& path) {
         }
     }
 }
+
+// SQLite's page-cache slots (see open_sqlite_history_store): enough for the loader's, the
+// reader's and the writer's caches (256 + 1024 + 1024 KiB) and a few pages more. Untouched
+// slots take no memory; used ones count against the log budget (outside_bytes).
+int page_slot_bytes = 0;
+constexpr int page_slots = 40;
 
 std::int64_t pragma_integer(sqlite_connection& db, std::string_view pragma) {
     std::string sql = "PRAGMA ";
@@ -185,7 +193,7 @@ private:
     int fd_ = -1;
 };
 
-class sqlite_history_store final : public history_store {
+class sqlite_history_store final : public history_store, private log_cache::policy {
 public:
     explicit sqlite_history_store(const sqlite_history_options& options)
         : options_(options),
@@ -199,7 +207,8 @@ public:
           newest_chunk_(setup_.prepare("SELECT c.last_seq, c.last_ts FROM rooms r JOIN chunks c ON c.room_id = r.id "
                                        "WHERE r.name = ?1 ORDER BY c.last_seq DESC LIMIT 1")),
           loader_(setup_.limit_cache(256)),
-          writer_(options),
+          logs_(*this, options.memory_budget_bytes, false),
+          writer_(options, [this] { trim_idle(); }),
           reader_db_(options.path, true),
           chunks_(reader_db_.limit_cache(1024)),
           reader_([this] { read_loop(); }) {}
@@ -209,27 +218,31 @@ public:
         // writer_ is destroyed before logs_ (declared after it): its last batch still uses them.
     }
 
-    room_log* open(std::string_view room) override {
-        std::lock_guard lock(open_mutex_);
-        auto it = logs_.find(std::string(room));
-        if (it != logs_.end()) {
-            return it->second.get();
+    log_handle open(std::string_view room) override {
+        if (behind_budget() && !logs_.contains(room)) {
+            // Backpressure on making logs. An idle log leaves memory only once the file holds
+            // all of it, and the writer writes new rooms at a finite rate (a row and a chunk
+            // each): clients inventing rooms faster would pile up unwritten idle logs without
+            // bound. Handing their messages to the writer in a smaller form only shrinks the
+            // pile, and refusing the join would fail a valid request. So a log is not made while the idle logs
+            // exceed the slack and all logs the budget plus the slack: the opener asks the
+            // writer for a pass at once and waits for it (a pass writes everything queued, and
+            // its trim evicts what that made evictable). Only the making of new logs waits,
+            // bounded by one pass and by `wait_limit`; logs in memory open without waiting, and
+            // while writes fail nothing waits (the messages stay in memory, as before).
+            writer_.wait_for_pass(wait_limit);
         }
-        auto log = load(room);
-        sqlite_room_log* raw = log.get();
-        logs_.emplace(std::string(room), std::move(log));
-        writer_.adopt(raw);
-        return raw;
+        return logs_.open(room);
     }
 
 protected:
-    void read_stored(room_log& log, history_answer answer, history_done done) override {
+    void read_stored(const log_handle& log, history_answer answer, history_done done) override {
         {
             std::lock_guard lock(read_mutex_);
             if (reads_stopped_) {
                 return;
             }
-            reads_.push_back({static_cast<sqlite_room_log*>(&log), std::move(answer), std::move(done)});
+            reads_.push_back({log, std::move(answer), std::move(done)});
         }
         read_wake_.notify_one();
     }
@@ -248,13 +261,15 @@ public:
     }
 
     history_stats stats() const override {
-        return {writer_.written(), writer_.failures(), writer_.backlog(), writer_.markers().batches()};
+        const std::int64_t logs = logs_.held_bytes();
+        return {writer_.written(), writer_.failures(), writer_.backlog(), writer_.markers().batches(),
+                logs + outside_bytes(), logs_.evictions(), logs_.evicted_bytes(), logs};
     }
 
     std::vector<read_marker> read_markers(std::string_view user) override {
         std::vector<read_marker> out;
         {
-            std::lock_guard lock(open_mutex_);
+            std::lock_guard lock(setup_mutex_);
             markers_of_.bind(1, user);
             while (markers_of_.step()) {
                 out.push_back({std::string(markers_of_.text(0)), markers_of_.integer(1)});
@@ -278,11 +293,12 @@ public:
     }
 
     log_activity activity(std::string_view key) override {
-        std::lock_guard lock(open_mutex_);
-        if (auto it = logs_.find(std::string(key)); it != logs_.end()) {
-            return it->second->activity();
+        if (std::optional<log_activity> in_memory = logs_.activity(key)) {
+            return *in_memory;
         }
-        // Not opened since the start: everything it holds is in the file.
+        // Not in memory (never opened since the start, or evicted, which only a log the file
+        // holds wholly may be): the file has everything it holds.
+        std::lock_guard lock(setup_mutex_);
         log_activity found;
         newest_chunk_.bind(1, key);
         if (newest_chunk_.step()) {
@@ -294,10 +310,65 @@ public:
 
 private:
     struct read_job {
-        sqlite_room_log* log;
+        log_handle log;  // held until the answer is given: the log stays in memory
         history_answer answer;
         history_done done;
     };
+
+    // ---- log_cache::policy, under the cache's lock ----
+    // SQLite's memory (its heap: statements, schema; and the page-cache slots in use) is
+    // memory the store holds for its logs: it counts against the same budget, so logs plus
+    // SQLite stay within it.
+    std::int64_t outside_bytes() const override {
+        sqlite3_int64 used = 0;
+        sqlite3_int64 high = 0;
+        sqlite3_status64(SQLITE_STATUS_PAGECACHE_USED, &used, &high, 0);
+        return sqlite3_memory_used() + used * page_slot_bytes;
+    }
+
+    std::unique_ptr<room_log> make(std::string_view room) override {
+        std::unique_ptr<sqlite_room_log> log;
+        {
+            std::lock_guard lock(setup_mutex_);
+            log = load(room);
+        }
+        writer_.adopt(log.get());
+        return log;
+    }
+    // An idle log goes only when the file has all of it: memory never loses a message.
+    bool ready(const room_log& log) override { return static_cast<const sqlite_room_log&>(log).all_written(); }
+    // Only ever called from trim_idle(), on the writer's thread between batches.
+    void evicting(const std::vector<room_log*>& logs) override {
+        std::vector<sqlite_room_log*> leaving;
+        leaving.reserve(logs.size());
+        for (room_log* log : logs) {
+            leaving.push_back(static_cast<sqlite_room_log*>(log));
+        }
+        writer_.forget(leaving);
+    }
+
+    // The writer's thread, between batches: idle logs whose messages it wrote may go now, as
+    // many as it takes to come within the budget (trim() evicts a bounded number at a time).
+    void trim_idle() {
+        try {
+            while (logs_.trim() > 0) {
+            }
+        } catch (const sqlite_error& e) {
+            if (options_.report) {
+                options_.report(std::string("evicting idle room logs failed (kept, retrying): ") + e.what());
+            }
+        }
+    }
+
+    // What the logs in memory may hold beyond the budget while new logs are made: a sixteenth
+    // of the budget, at least 256 KiB. Held bytes stay within max(budget, logs in use) plus
+    // this (plus at most one log per thread opening at the same moment).
+    std::int64_t slack() const { return std::max<std::int64_t>(logs_.budget_bytes() / 16, 256 * 1024); }
+    // Whether making a log now would leave idle logs that are not yet written beyond the bound.
+    bool behind_budget() const {
+        return logs_.idle_bytes() > slack() && logs_.held_bytes() + outside_bytes() - slack() > logs_.budget_bytes();
+    }
+    static constexpr std::chrono::milliseconds wait_limit{2000};
 
     std::int64_t cutoff() const { return options_.max_age_ms > 0 ? unix_millis() - options_.max_age_ms : 0; }
 
@@ -351,7 +422,7 @@ private:
             }
             std::vector<shared_frame> stored;
             try {
-                stored = read(*job.log, *job.answer.stored);
+                stored = read(static_cast<sqlite_room_log&>(*job.log), *job.answer.stored);
             } catch (const sqlite_error& e) {
                 // Memory alone would be a page with a hole that looks whole: the client is told
                 // the history is unavailable and may ask again.
@@ -383,7 +454,10 @@ private:
 
     sqlite_history_options options_;
     owner_lock lock_;          // before the connections: nothing touches the file without it
-    sqlite_connection setup_;  // schema, then loading rooms (under open_mutex_)
+    // The setup connection and its statements: logs read back (make(), under the cache's lock,
+    // which is taken first), markers and activity read from the file.
+    std::mutex setup_mutex_;
+    sqlite_connection setup_;
     std::int64_t epoch_;
     sqlite_statement find_room_;
     sqlite_statement last_seq_;
@@ -391,8 +465,7 @@ private:
     sqlite_statement markers_of_;
     sqlite_statement newest_chunk_;
     history_chunk_reader loader_;  // on setup_
-    std::mutex open_mutex_;
-    std::unordered_map<std::string, std::unique_ptr<sqlite_room_log>> logs_;
+    log_cache logs_;
     sqlite_history_writer writer_;
 
     sqlite_connection reader_db_;
@@ -409,9 +482,20 @@ private:
 std::unique_ptr<history_store> open_sqlite_history_store(const sqlite_history_options& options) {
     static std::once_flag configured;
     std::call_once(configured, [] {
-        // SQLite's memory statistics take a global mutex on every allocation; nothing here reads
-        // them. Only possible before SQLite initializes, hence once, before the first open.
-        sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+        // SQLite's own memory (page caches, statements, schema) is counted in the log budget
+        // (outside_bytes), which needs its statistics: Debian's build leaves them off. They take
+        // a mutex per allocation, uncontended but for the writer, reader and loader threads.
+        // Only possible before SQLite initializes, hence once, before the first open.
+        sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 1);
+        // The connections' page caches (64 KiB pages) come from one block of slots set aside
+        // for them: pages taken and given back from the heap would leave holes between the
+        // room logs that the allocator cannot return. Pages beyond the slots (another page
+        // size, a cache over its limit in a long write) come from the heap as before.
+        int header = 0;
+        sqlite3_config(SQLITE_CONFIG_PCACHE_HDRSZ, &header);
+        page_slot_bytes = 65536 + ((header + 7) / 8) * 8;
+        static std::unique_ptr<char[]> slots(new char[static_cast<std::size_t>(page_slot_bytes) * page_slots]);
+        sqlite3_config(SQLITE_CONFIG_PAGECACHE, slots.get(), page_slot_bytes, page_slots);
     });
     check_location(options.path);
     return std::make_unique<sqlite_history_store>(options);

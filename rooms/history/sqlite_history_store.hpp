@@ -28,6 +28,11 @@ struct sqlite_history_options {
     std::size_t batch_size = 10000;      // this many waiting messages are written at once
     std::size_t retain_messages = 0;     // per room in the file; 0: no limit
     std::int64_t max_age_ms = 0;         // older messages are deleted; 0: no limit
+    // Idle logs stay in memory while all logs hold at most this (see log_cache); the least
+    // recently used beyond it leave once their messages are written, and are read back on use.
+    // Logs are not made while unwritten idle ones are past it by a sixteenth (open() waits for
+    // a pass of the writer instead), so what the logs hold stays bounded.
+    std::size_t memory_budget_bytes = static_cast<std::size_t>(-1);
     // Told of write failures (the messages are kept and written again) and other trouble.
     std::function<void(std::string_view)> report;
 };

@@ -13,7 +13,9 @@
 #include <cstdint>
 #include <mutex>
 #include <thread>
+#include <functional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace parley::rooms {
@@ -30,18 +32,34 @@ class sqlite_room_log;
 // continues above reserved_seq, so a seq that was sent to clients but never written is never
 // given to another message. A clean stop lowers reserved_seq to the last seq, so a restart
 // continues without a gap.
+// Logs leave memory through forget(), on this thread between two batches (the store's trim,
+// called as `between_batches`), so the writer never holds a log that is gone.
 // Thread: enqueue() and adopt() from any thread; the rest is the writer's own.
 class sqlite_history_writer {
 public:
     static constexpr std::int64_t reserve_ahead = 100000;
 
-    explicit sqlite_history_writer(const sqlite_history_options& options);
+    // between_batches runs on the writer's thread after each pass that wrote (or had nothing
+    // to write), except while stopping.
+    explicit sqlite_history_writer(const sqlite_history_options& options,
+                                   std::function<void()> between_batches = {});
     // Writes everything queued, records the exact last seqs, then stops the thread.
     ~sqlite_history_writer();
 
     // A log made by the store: retention and the final seqs cover it.
     void adopt(sqlite_room_log* log);
+    // Writer thread only (from between_batches). These logs, all written and used by nobody,
+    // leave memory: their rooms' reservations come down to the exact last seq, as at a clean
+    // stop, so a log read back continues without a gap; then the writer forgets them. Throws
+    // sqlite_error (nothing forgotten) when that cannot be written.
+    void forget(const std::vector<sqlite_room_log*>& logs);
     void enqueue(sqlite_room_log* log, std::int64_t seq, std::int64_t ts, const protocol::shared_frame& message);
+
+    // Any thread but the writer's: asks for a pass now (not at the next flush interval) and
+    // waits until a pass that starts after this call has ended, between_batches included, or
+    // `timeout` went by, or the writer stops. Returns at once, without waiting, while writes are
+    // failing: nothing would become evictable, and chat must not slow down for a broken disk.
+    void wait_for_pass(std::chrono::milliseconds timeout);
 
     // Messages queued and not yet written (for metrics and tests).
     std::size_t backlog() const;
@@ -95,8 +113,13 @@ private:
 
     mutable std::mutex mutex_;
     std::condition_variable wake_;
+    std::condition_variable passed_;  // a pass ended (wait_for_pass)
     std::vector<pending> queue_;
-    std::vector<sqlite_room_log*> logs_;  // every adopted log
+    bool urgent_ = false;               // a pass is asked for now
+    bool failing_ = false;              // the last pass could not write
+    std::uint64_t passes_started_ = 0;  // the pass that took queue_ last
+    std::uint64_t passes_ended_ = 0;
+    std::unordered_set<sqlite_room_log*> logs_;  // every adopted log not forgotten
     bool stopping_ = false;
 
     std::unordered_map<std::int64_t, sqlite_room_log*> by_room_;  // writer-only
@@ -104,6 +127,7 @@ private:
     std::atomic<std::uint64_t> written_{0};
     std::atomic<std::uint64_t> failures_{0};
     sqlite_marker_table markers_;  // on db_
+    const std::function<void()> between_batches_;
     std::thread thread_;  // last: starts after everything above exists
 };
 

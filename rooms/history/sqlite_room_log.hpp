@@ -24,6 +24,9 @@ public:
           name_(std::move(name)), room_id_(room_id) {
         durable_seq_.store(last_seq, std::memory_order_relaxed);
         stored_first_.store(no_seq, std::memory_order_relaxed);
+        // The fields below, and the writer's entries for the log (its set of logs, its map by
+        // row id), with the allocator's overhead.
+        count_state_bytes(static_cast<std::int64_t>(sizeof(sqlite_room_log) - sizeof(room_log) + name_.size()) + 128);
     }
 
     static constexpr std::int64_t no_seq = std::numeric_limits<std::int64_t>::max();
@@ -41,6 +44,8 @@ public:
     std::int64_t stored_first() const { return stored_first_.load(std::memory_order_acquire); }
     // Everything up to seq is in the file: memory may let it go.
     void set_durable(std::int64_t seq) { durable_seq_.store(seq, std::memory_order_release); }
+    // Every message of the log is in the file (the log may leave memory when idle).
+    bool all_written() const { return durable_seq_.load(std::memory_order_acquire) >= last_seq(); }
 
     // Writer-only.
     std::int64_t reserved_;          // seqs up to this are reserved in the file (see the writer)

@@ -1,8 +1,8 @@
 #include "rooms/history/stream_history_store.hpp"
 
 #include <atomic>
-#include <mutex>
-#include <unordered_map>
+#include <memory>
+#include <string>
 
 namespace parley::rooms {
 
@@ -26,25 +26,12 @@ private:
     std::string name_;
 };
 
-class stream_history_store final : public history_store {
+class stream_history_store final : public history_store, private log_cache::policy {
 public:
     stream_history_store(std::size_t per_room, std::function<std::int64_t()> epoch, stream_reader read)
         : per_room_(per_room), epoch_(std::move(epoch)), read_(std::move(read)) {}
 
-    room_log* open(std::string_view room) override {
-        std::lock_guard lock(mutex_);
-        auto it = logs_.find(std::string(room));
-        std::int64_t epoch = epoch_();
-        if (it == logs_.end()) {
-            auto log = std::make_unique<stream_room_log>(std::string(room), epoch, per_room_);
-            it = logs_.emplace(std::string(room), std::move(log)).first;
-        } else if (it->second->last_seq() == 0 && it->second->epoch() != epoch) {
-            // Made before this node knew the cluster's epoch, and never used: no room holds it
-            // now (a room opens its log once, when it is made), so it may start over.
-            it->second->reset(epoch, 0, {}, 1);
-        }
-        return it->second.get();
-    }
+    log_handle open(std::string_view room) override { return logs_.open(room); }
 
     void stop_reads() override { stopped_->store(true, std::memory_order_relaxed); }
 
@@ -55,14 +42,18 @@ public:
     void save_marker(std::string_view, std::string_view, std::int64_t) override {}
 
     log_activity activity(std::string_view key) override {
-        std::lock_guard lock(mutex_);
-        auto it = logs_.find(std::string(key));
-        return it == logs_.end() ? log_activity{} : it->second->activity();
+        return logs_.activity(key).value_or(log_activity{});
+    }
+
+    history_stats stats() const override {
+        history_stats s;
+        s.memory_bytes = s.log_bytes = logs_.held_bytes();
+        return s;
     }
 
 protected:
-    void read_stored(room_log& log, history_answer answer, history_done done) override {
-        const std::string& room = static_cast<stream_room_log&>(log).name();
+    void read_stored(const log_handle& log, history_answer answer, history_done done) override {
+        const std::string& room = static_cast<stream_room_log&>(*log).name();
         stored_read what = *answer.stored;
         read_(room, what,
               [stopped = stopped_, answer = std::move(answer),
@@ -84,13 +75,29 @@ protected:
     }
 
 private:
+    // Under the cache's lock.
+    std::unique_ptr<room_log> make(std::string_view room) override {
+        return std::make_unique<stream_room_log>(std::string(room), epoch_(), per_room_);
+    }
+    void reopened(room_log& log) override {
+        std::int64_t epoch = epoch_();
+        if (log.last_seq() == 0 && log.epoch() != epoch) {
+            // Made before this node knew the cluster's epoch, and never used: no room holds it
+            // now (a room opens its log once, when it is made), so it may start over.
+            log.reset(epoch, 0, {}, 1);
+        }
+    }
+    // A log made again would start at seq 0 in the cluster's epoch, as if the room had no
+    // messages, until the cluster rebased it: a node keeps every log it has (unlimited budget,
+    // and never ready).
+    bool ready(const room_log&) override { return false; }
+
     const std::size_t per_room_;
     const std::function<std::int64_t()> epoch_;
     const stream_reader read_;
     // Shared with the reads in flight, which may answer after the store is gone.
     std::shared_ptr<std::atomic<bool>> stopped_ = std::make_shared<std::atomic<bool>>(false);
-    std::mutex mutex_;
-    std::unordered_map<std::string, std::unique_ptr<stream_room_log>> logs_;
+    log_cache logs_{*this, log_cache::unlimited, false};
 };
 
 }  // namespace

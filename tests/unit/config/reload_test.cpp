@@ -108,6 +108,7 @@ batch_size = 9
 retain_messages = 11
 retain_days = 0.5
 welcome_conversations = 3
+memory_budget_bytes = 1048576
 [auth]
 mode = "token"
 token_secret = "0123456789abcdef0123456789abcdef"

@@ -33,7 +33,7 @@ constexpr std::int64_t max_seq = std::numeric_limits<std::int64_t>::max();
 
 TEST(memory_history_store, an_empty_log) {
     auto store = make_memory_history_store(10, 42);
-    room_log* log = store->open("r");
+    log_handle log = store->open("r");
     EXPECT_EQ(log->epoch(), 42);
     EXPECT_EQ(log->last_seq(), 0);
     EXPECT_EQ(log->first_retained_seq(), 1);
@@ -43,17 +43,17 @@ TEST(memory_history_store, an_empty_log) {
 
 TEST(memory_history_store, logs_are_per_room_and_outlive_their_users) {
     auto store = make_memory_history_store(10, 1);
-    room_log* a = store->open("a");
+    log_handle a = store->open("a");
     append_up_to(*a, 3);
-    EXPECT_EQ(store->open("a"), a) << "the same log on every open";
+    EXPECT_EQ(store->open("a").get(), a.get()) << "the same log on every open";
     EXPECT_EQ(store->open("a")->last_seq(), 3);
-    EXPECT_NE(store->open("b"), a);
+    EXPECT_NE(store->open("b").get(), a.get());
     EXPECT_EQ(store->open("b")->last_seq(), 0);
 }
 
 TEST(memory_history_store, before_gives_the_newest_older_messages_oldest_first) {
     auto store = make_memory_history_store(100, 1);
-    room_log* log = store->open("r");
+    log_handle log = store->open("r");
     append_up_to(*log, 10);
     EXPECT_EQ(seqs(log->before(11, 3)), (list{8, 9, 10}));
     EXPECT_EQ(seqs(log->before(5, 3)), (list{2, 3, 4}));
@@ -67,7 +67,7 @@ TEST(memory_history_store, before_gives_the_newest_older_messages_oldest_first) 
 
 TEST(memory_history_store, after_gives_the_oldest_newer_messages) {
     auto store = make_memory_history_store(100, 1);
-    room_log* log = store->open("r");
+    log_handle log = store->open("r");
     append_up_to(*log, 10);
     EXPECT_EQ(seqs(log->after(0, 3)), (list{1, 2, 3}));
     EXPECT_EQ(seqs(log->after(7, 3)), (list{8, 9, 10}));
@@ -80,7 +80,7 @@ TEST(memory_history_store, after_gives_the_oldest_newer_messages) {
 
 TEST(memory_history_store, extreme_arguments_stay_in_range) {
     auto store = make_memory_history_store(100, 1);
-    room_log* log = store->open("r");
+    log_handle log = store->open("r");
     append_up_to(*log, 5);
     const auto all = std::numeric_limits<std::size_t>::max();
     EXPECT_TRUE(log->after(max_seq, 3).empty());
@@ -92,7 +92,7 @@ TEST(memory_history_store, extreme_arguments_stay_in_range) {
 
 TEST(memory_history_store, retention_keeps_the_newest_per_room) {
     auto store = make_memory_history_store(4, 1);
-    room_log* log = store->open("r");
+    log_handle log = store->open("r");
     append_up_to(*log, 3);
     EXPECT_EQ(log->first_retained_seq(), 1);
     append_up_to(*log, 10);
@@ -107,7 +107,7 @@ TEST(memory_history_store, retention_keeps_the_newest_per_room) {
 
 TEST(memory_history_store, retained_frames_are_the_appended_buffers) {
     auto store = make_memory_history_store(4, 1);
-    room_log* log = store->open("r");
+    log_handle log = store->open("r");
     auto frame = protocol::shared_frame::copy_of("1");
     log->append(1, 0, frame);
     auto got = log->after(0, 1);
@@ -118,7 +118,7 @@ TEST(memory_history_store, retained_frames_are_the_appended_buffers) {
 TEST(memory_history_store, seqs_may_jump_and_reads_follow_them) {
     // A durable store continues above its reserved seqs after a crash: seqs are not contiguous.
     auto store = make_memory_history_store(100, 1);
-    room_log* log = store->open("r");
+    log_handle log = store->open("r");
     append_up_to(*log, 3);
     log->append(1000, 0, protocol::shared_frame::copy_of("1000"));
     log->append(1001, 0, protocol::shared_frame::copy_of("1001"));
@@ -132,7 +132,7 @@ TEST(memory_history_store, seqs_may_jump_and_reads_follow_them) {
 
 TEST(memory_history_store, messages_older_than_the_age_limit_are_gone) {
     auto store = make_memory_history_store(100, 1, 60'000);
-    room_log* log = store->open("r");
+    log_handle log = store->open("r");
     auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
                    std::chrono::system_clock::now().time_since_epoch()).count();
     log->append(1, now - 120'000, protocol::shared_frame::copy_of("1"));
@@ -148,7 +148,7 @@ TEST(memory_history_store, messages_older_than_the_age_limit_are_gone) {
 
 TEST(memory_history_store, a_history_query_is_answered_from_memory) {
     auto store = make_memory_history_store(4, 1);
-    room_log* log = store->open("r");
+    log_handle log = store->open("r");
     append_up_to(*log, 10);
     history_answer newest = log->query(std::nullopt, std::nullopt, 3);
     EXPECT_FALSE(newest.stored) << "memory is the whole history: nothing to read elsewhere";

@@ -30,7 +30,7 @@ std::int64_t marker_of(history_store& store, std::string_view user, std::string_
     return -1;
 }
 
-void say(room_log& log, std::int64_t ts) {
+void say_at(room_log& log, std::int64_t ts) {
     std::int64_t seq = log.last_seq() + 1;
     log.append(seq, ts, protocol::encode_message("r", "ann", "m", seq, ts));
 }
@@ -50,9 +50,10 @@ TEST(memory_store_markers, move_forward_only_and_belong_to_their_user) {
 TEST(memory_store_markers, activity_is_the_last_seq_and_time) {
     auto store = make_memory_history_store(10, 1);
     EXPECT_EQ(store->activity("r").last_seq, 0);
-    room_log& log = *store->open("r");
-    say(log, 1000);
-    say(log, 2000);
+    log_handle held = store->open("r");
+    room_log& log = *held;
+    say_at(log, 1000);
+    say_at(log, 2000);
     EXPECT_EQ(store->activity("r").last_seq, 2);
     EXPECT_EQ(store->activity("r").last_ts, 2000);
 }
@@ -119,9 +120,10 @@ TEST_F(sqlite_store_markers, many_requests_are_written_in_few_transactions) {
 TEST_F(sqlite_store_markers, activity_of_a_log_comes_from_the_file_when_it_is_not_open) {
     {
         auto store = open();
-        room_log& log = *store->open("dm:alice:bob");
-        say(log, 5000);
-        say(log, 6000);
+        log_handle held = store->open("dm:alice:bob");
+        room_log& log = *held;
+        say_at(log, 5000);
+        say_at(log, 6000);
         EXPECT_EQ(store->activity("dm:alice:bob").last_seq, 2);
     }
     auto store = open();

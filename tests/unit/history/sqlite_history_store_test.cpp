@@ -79,10 +79,11 @@ protected:
     }
 
     // A whole history request, the stored part read on the store's thread.
-    static std::vector<shared_frame> history(history_store& store, room_log& log, std::optional<std::int64_t> before,
-                                             std::optional<std::int64_t> after, std::size_t limit) {
+    static std::vector<shared_frame> history(history_store& store, const log_handle& log,
+                                             std::optional<std::int64_t> before, std::optional<std::int64_t> after,
+                                             std::size_t limit) {
         std::promise<std::vector<shared_frame>> result;
-        store.complete(log, log.query(before, after, limit),
+        store.complete(log, log->query(before, after, limit),
                        [&](std::optional<std::vector<shared_frame>> messages) {
                            EXPECT_TRUE(messages) << "the file could not be read";
                            result.set_value(messages ? std::move(*messages) : std::vector<shared_frame>{});
@@ -105,13 +106,13 @@ TEST_F(sqlite_history_store_test, messages_and_seq_survive_a_restart) {
     std::int64_t epoch = 0;
     {
         auto store = open();
-        room_log* log = store->open("r");
+        log_handle log = store->open("r");
         EXPECT_EQ(log->last_seq(), 0);
         said = say(*log, 5);
         epoch = log->epoch();
     }  // a clean stop writes everything
     auto store = open();
-    room_log* log = store->open("r");
+    log_handle log = store->open("r");
     EXPECT_EQ(log->epoch(), epoch) << "the epoch belongs to the file: clients' seqs stay valid";
     EXPECT_EQ(log->last_seq(), 5) << "a clean stop leaves no gap";
     EXPECT_EQ(texts(log->before(6, 10)), texts(said)) << "the same bytes come back";
@@ -125,7 +126,7 @@ TEST_F(sqlite_history_store_test, after_a_crash_seq_continues_above_anything_it_
     std::string copy = (fs::path(dir_) / "crashed.db").string();
     {
         auto store = open();
-        room_log* log = store->open("r");
+        log_handle log = store->open("r");
         say(*log, 3);
         wait_written(*store);
         // The files as a kill -9 would leave them: committed batches in the database and its
@@ -138,7 +139,7 @@ TEST_F(sqlite_history_store_test, after_a_crash_seq_continues_above_anything_it_
     }
     options_.path = copy;
     auto store = open();
-    room_log* log = store->open("r");
+    log_handle log = store->open("r");
     EXPECT_GT(log->last_seq(), 5) << "seqs 4 and 5 may have been sent: they are never given again";
     EXPECT_EQ(log->before(log->last_seq() + 1, 10).size(), 3u) << "what was written is there";
     auto seq = log->last_seq() + 1;
@@ -150,7 +151,7 @@ TEST_F(sqlite_history_store_test, after_a_crash_seq_continues_above_anything_it_
 TEST_F(sqlite_history_store_test, memory_keeps_the_newest_and_older_pages_come_from_the_file) {
     options_.memory_per_room = 10;
     auto store = open();
-    room_log* log = store->open("r");
+    log_handle log = store->open("r");
     auto said = texts(say(*log, 60));
     wait_written(*store);
     auto one_more = texts(say(*log, 1));
@@ -160,12 +161,12 @@ TEST_F(sqlite_history_store_test, memory_keeps_the_newest_and_older_pages_come_f
 
     auto newest = log->query(std::nullopt, std::nullopt, 5);
     EXPECT_FALSE(newest.stored) << "the newest are answered from memory";
-    auto page = history(*store, *log, 20, std::nullopt, 5);
+    auto page = history(*store, log, 20, std::nullopt, 5);
     EXPECT_EQ(texts(page), std::vector<std::string>(said.begin() + 14, said.begin() + 19));
-    auto across = history(*store, *log, std::nullopt, 45, 500);
+    auto across = history(*store, log, std::nullopt, 45, 500);
     EXPECT_EQ(texts(across), std::vector<std::string>(said.begin() + 45, said.end()))
         << "an `after` page joins the file's part and memory's";
-    auto all = history(*store, *log, std::nullopt, std::nullopt, 500);
+    auto all = history(*store, log, std::nullopt, std::nullopt, 500);
     EXPECT_EQ(texts(all), said);
     EXPECT_FALSE(log->recovers(5, 1000)) << "most of it is only in the file: the client pages";
     EXPECT_TRUE(log->recovers(55, 1000));
@@ -176,15 +177,15 @@ TEST_F(sqlite_history_store_test, retention_by_count_keeps_the_newest_per_room) 
     options_.memory_per_room = 5;
     {
         auto store = open();
-        room_log* log = store->open("r");
+        log_handle log = store->open("r");
         say(*log, 100);
         say(*store->open("small"), 3);
     }
     auto store = open();
-    room_log* log = store->open("r");
+    log_handle log = store->open("r");
     EXPECT_EQ(log->last_seq(), 100);
     EXPECT_EQ(log->first_retained_seq(), 81);
-    auto all = history(*store, *log, std::nullopt, std::nullopt, 500);
+    auto all = history(*store, log, std::nullopt, std::nullopt, 500);
     ASSERT_EQ(all.size(), 20u);
     EXPECT_NE(std::string(all.front().view()).find("\"seq\":81"), std::string::npos);
     EXPECT_EQ(store->open("small")->first_retained_seq(), 1) << "other rooms keep theirs";
@@ -194,7 +195,7 @@ TEST_F(sqlite_history_store_test, retention_by_age_deletes_old_messages_from_fil
     options_.max_age_ms = 60'000;
     options_.memory_per_room = 5;
     auto store = open();
-    room_log* log = store->open("r");
+    log_handle log = store->open("r");
     say(*log, 30, now_ms() - 120'000);  // two minutes old: expired
     wait_written(*store);
     say(*log, 4);
@@ -202,7 +203,7 @@ TEST_F(sqlite_history_store_test, retention_by_age_deletes_old_messages_from_fil
     // chunk again (it may have been written after the first pass) and deletes it.
     wait_written(*store);
     std::this_thread::sleep_for(1200ms);
-    auto all = history(*store, *log, std::nullopt, std::nullopt, 500);
+    auto all = history(*store, log, std::nullopt, std::nullopt, 500);
     EXPECT_EQ(all.size(), 4u);
     sqlite_connection check(options_.path, true);
     auto rows = check.prepare("SELECT sum(count) FROM chunks");
@@ -214,7 +215,7 @@ TEST_F(sqlite_history_store_test, a_full_batch_is_written_without_waiting_for_th
     options_.flush_interval = 60s;
     options_.batch_size = 10;
     auto store = open();
-    room_log* log = store->open("r");
+    log_handle log = store->open("r");
     say(*log, 10);
     for (int i = 0; i < 200 && store->stats().written < 10; ++i) {
         std::this_thread::sleep_for(10ms);
@@ -229,7 +230,7 @@ TEST_F(sqlite_history_store_test, a_full_batch_is_written_without_waiting_for_th
 TEST_F(sqlite_history_store_test, messages_are_written_within_the_flush_interval) {
     options_.flush_interval = 50ms;
     auto store = open();
-    room_log* log = store->open("r");
+    log_handle log = store->open("r");
     say(*log, 3);
     auto start = std::chrono::steady_clock::now();
     while (store->stats().written < 3 && std::chrono::steady_clock::now() - start < 5s) {
@@ -310,7 +311,7 @@ TEST_F(sqlite_history_store_test, an_unwritable_directory_is_named) {
 TEST_F(sqlite_history_store_test, a_damaged_page_is_found_at_open) {
     {
         auto store = open();
-        room_log* log = store->open("r");
+        log_handle log = store->open("r");
         say(*log, 2000);
     }
     // Keep the first page (the header and the schema) and scribble over every other one: the
@@ -333,6 +334,141 @@ TEST_F(sqlite_history_store_test, a_damaged_page_is_found_at_open) {
     } catch (const sqlite_error& e) {
         EXPECT_NE(std::string(e.what()).find(options_.path), std::string::npos) << e.what();
     }
+}
+
+// ---- idle logs and the memory budget ----
+
+// Waits (bounded) until the store has evicted at least `count` logs.
+bool wait_evictions(history_store& store, std::uint64_t count) {
+    for (int i = 0; i < 500 && store.stats().evictions < count; ++i) {
+        std::this_thread::sleep_for(10ms);
+    }
+    return store.stats().evictions >= count;
+}
+
+TEST_F(sqlite_history_store_test, an_evicted_log_is_read_back_and_its_seq_continues_without_a_gap) {
+    options_.memory_budget_bytes = 0;
+    auto store = open();
+    std::vector<std::string> said;
+    std::int64_t epoch = 0;
+    {
+        log_handle log = store->open("r");
+        said = texts(say(*log, 3));
+        epoch = log->epoch();
+    }
+    ASSERT_TRUE(wait_evictions(*store, 1)) << "idle, written, over the budget: evicted";
+    EXPECT_EQ(store->stats().log_bytes, 0);
+    log_handle log = store->open("r");
+    EXPECT_EQ(log->epoch(), epoch);
+    EXPECT_EQ(log->last_seq(), 3) << "the reservation came down to the exact seq, as at a clean stop";
+    EXPECT_EQ(texts(log->before(4, 10)), said) << "the newest messages are in memory again";
+    say(*log, 1);
+    EXPECT_EQ(log->last_seq(), 4);
+    log.reset();
+    ASSERT_TRUE(wait_evictions(*store, 2));
+    EXPECT_EQ(store->open("r")->last_seq(), 4);
+    EXPECT_TRUE(reports_.empty());
+}
+
+TEST_F(sqlite_history_store_test, an_idle_log_is_not_evicted_before_its_messages_are_written) {
+    // Budget 0 and a writer that trims after every pass: each room becomes idle right after its
+    // messages are queued, while the writer evicts whatever it may. Evicted too early, a room
+    // would come back from the file without them.
+    options_.memory_budget_bytes = 0;
+    options_.flush_interval = 1ms;
+    auto store = open();
+    for (int i = 0; i < 300; ++i) {
+        say(*store->open("r" + std::to_string(i)), 3);
+        if (i >= 2) {
+            log_handle back = store->open("r" + std::to_string(i - 2));
+            ASSERT_EQ(back->last_seq(), 3) << "room " << i - 2;
+            ASSERT_EQ(back->before(4, 10).size(), 3u) << "room " << i - 2;
+        }
+    }
+    ASSERT_TRUE(wait_evictions(*store, 300)) << store->stats().evictions;
+    for (int i = 0; i < 300; i += 37) {
+        log_handle back = store->open("r" + std::to_string(i));
+        EXPECT_EQ(back->last_seq(), 3) << "room " << i;
+        EXPECT_EQ(back->before(4, 10).size(), 3u) << "room " << i;
+    }
+    EXPECT_TRUE(reports_.empty());
+}
+
+TEST_F(sqlite_history_store_test, idle_logs_stay_while_within_the_budget) {
+    options_.memory_budget_bytes = 8 << 20;  // SQLite's own memory counts too (about 1 MiB here)
+    auto store = open();
+    room_log* first = nullptr;
+    {
+        log_handle log = store->open("r");
+        say(*log, 3);
+        first = log.get();
+    }
+    wait_written(*store);
+    say(*store->open("other"), 1);
+    wait_written(*store);
+    EXPECT_EQ(store->stats().evictions, 0u);
+    EXPECT_EQ(store->open("r").get(), first) << "the same log, from memory";
+}
+
+TEST_F(sqlite_history_store_test, a_read_in_flight_keeps_its_log) {
+    options_.memory_budget_bytes = 0;
+    options_.memory_per_room = 5;
+    auto store = open();
+    log_handle log = store->open("r");
+    auto said = texts(say(*log, 40));
+    wait_written(*store);
+    say(*log, 1);  // lets the written ones leave memory
+    std::promise<std::size_t> got;
+    store->complete(log, log->query(std::nullopt, std::nullopt, 100),
+                    [&](std::optional<std::vector<shared_frame>> messages) {
+                        got.set_value(messages ? messages->size() : 0);
+                    });
+    log.reset();  // the read's copy is the only use now
+    auto future = got.get_future();
+    ASSERT_EQ(future.wait_for(5s), std::future_status::ready);
+    EXPECT_EQ(future.get(), 41u);
+    ASSERT_TRUE(wait_evictions(*store, 1)) << "idle once the read is done";
+}
+
+TEST_F(sqlite_history_store_test, unwritten_idle_logs_stay_within_the_budget_however_fast_rooms_come) {
+    // A writer that would not write for an hour on its own, and rooms made, said into and left
+    // as fast as this thread can: without a bound each would stay in memory unwritten. Making a
+    // log while the idle ones are past the budget and its slack (a sixteenth of the budget, at
+    // least 256 KiB) waits for a pass of the writer instead, so the held bytes stay within.
+    constexpr std::int64_t budget = 64 * 1024;
+    constexpr std::int64_t slack = 256 * 1024;
+    constexpr std::int64_t one_log = 4096;  // more than a log of one message holds
+    options_.memory_budget_bytes = budget;
+    options_.flush_interval = 3600s;
+    options_.batch_size = 1'000'000;
+    auto store = open();
+    std::int64_t peak = 0;
+    for (int i = 0; i < 3000; ++i) {
+        say(*store->open("invented-" + std::to_string(i)), 1);
+        peak = std::max(peak, store->stats().log_bytes);
+    }
+    EXPECT_LE(peak, budget + slack + one_log);
+    EXPECT_GT(store->stats().evictions, 2000u);
+    for (int i = 0; i < 3000; i += 299) {
+        log_handle back = store->open("invented-" + std::to_string(i));
+        EXPECT_EQ(back->last_seq(), 1) << "room " << i;
+        EXPECT_EQ(back->before(2, 10).size(), 1u) << "room " << i;
+    }
+    EXPECT_TRUE(reports_.empty());
+}
+
+TEST_F(sqlite_history_store_test, activity_of_an_evicted_log_comes_from_the_file) {
+    options_.memory_budget_bytes = 0;
+    auto store = open();
+    {
+        log_handle log = store->open("dm:alice:bob");
+        say(*log, 2, 5000);
+    }
+    ASSERT_TRUE(wait_evictions(*store, 1));
+    log_activity found = store->activity("dm:alice:bob");
+    EXPECT_EQ(found.last_seq, 2);
+    EXPECT_EQ(found.last_ts, 5000);
+    EXPECT_EQ(store->stats().log_bytes, 0) << "activity() does not bring the log back";
 }
 
 }  // namespace

@@ -2,13 +2,21 @@
 // markers that follow the users online and are stored only when asked.
 
 #include "protocol/frame_encoder.hpp"
+#include "protocol/server_messages.hpp"
 #include "rooms/direct_conversations.hpp"
 #include "rooms/history/memory_history_store.hpp"
+#include "rooms/history/sqlite_history_store.hpp"
 #include "rooms/read_marker_book.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <thread>
 
 namespace parley::rooms::tests {
 namespace {
@@ -62,6 +70,72 @@ TEST(direct_conversations, pages_like_a_room_and_asks_nothing_of_strangers) {
     // Asking about a pair that never wrote makes nothing.
     EXPECT_FALSE(conversations.history("carol", "dave", std::nullopt, std::nullopt, 10).has_value());
     EXPECT_EQ(store->activity("dm:carol:dave").last_seq, 0);
+}
+
+// Waits (bounded) until the store has evicted at least `count` logs.
+bool wait_evictions(history_store& store, std::uint64_t count) {
+    for (int i = 0; i < 500 && store.stats().evictions < count; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return store.stats().evictions >= count;
+}
+
+TEST(direct_conversations, an_evicted_conversation_and_room_come_back_from_the_file) {
+    namespace fs = std::filesystem;
+    std::string dir = (fs::temp_directory_path() / "parley-conversations-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+    {
+        sqlite_history_options options;
+        options.path = (fs::path(dir) / "history.db").string();
+        options.flush_interval = std::chrono::milliseconds(5);
+        options.memory_budget_bytes = 0;  // every idle log leaves once written
+        auto store = open_sqlite_history_store(options);
+        direct_conversations conversations(*store);
+        conversations.send("alice", "bob", "one", 1000);
+        conversations.send("bob", "alice", "two", 1001);
+        {
+            log_handle room = store->open("lobby");
+            room->append(1, 1002, protocol::encode_message("lobby", "alice", "in the room", 1, 1002));
+        }
+        // Nobody holds either log between operations: both leave memory once written.
+        ASSERT_TRUE(wait_evictions(*store, 2)) << store->stats().evictions;
+        EXPECT_EQ(store->stats().log_bytes, 0);
+        EXPECT_EQ(store->activity("dm:alice:bob").last_seq, 2) << "from the file";
+        EXPECT_EQ(store->activity("dm:alice:bob").last_ts, 1001);
+
+        auto page = conversations.history("alice", "bob", std::nullopt, std::nullopt, 10);
+        ASSERT_TRUE(page.has_value()) << "read back, not gone";
+        std::promise<std::vector<protocol::shared_frame>> result;
+        store->complete(page->log, std::move(page->answer), [&](auto messages) {
+            result.set_value(messages ? std::move(*messages) : std::vector<protocol::shared_frame>{});
+        });
+        auto future = result.get_future();
+        ASSERT_EQ(future.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+        std::vector<protocol::shared_frame> got = future.get();
+        ASSERT_EQ(got.size(), 2u);
+        EXPECT_EQ(payload(got[0]).value("text", ""), "one");
+        EXPECT_EQ(payload(got[1]).value("seq", 0), 2);
+        page.reset();
+        EXPECT_EQ(conversations.send("alice", "bob", "three", 1003).seq, 3) << "its seq continues";
+        EXPECT_EQ(conversations.last_seq("alice", "bob"), 3);
+
+        log_handle room = store->open("lobby");
+        EXPECT_EQ(room->last_seq(), 1);
+        std::vector<protocol::shared_frame> in_room = room->before(2, 10);
+        ASSERT_EQ(in_room.size(), 1u);
+        EXPECT_EQ(payload(in_room[0]).value("text", ""), "in the room");
+    }
+    std::error_code ignored;
+    fs::remove_all(dir, ignored);
+}
+
+TEST(direct_conversations, with_the_memory_store_an_evicted_conversation_is_gone) {
+    auto store = make_memory_history_store(100, 7, 0, 0);
+    direct_conversations conversations(*store);
+    EXPECT_EQ(conversations.send("alice", "bob", "one", 1000).seq, 1);
+    EXPECT_EQ(store->activity("dm:alice:bob").last_seq, 0) << "evicted when its send ended";
+    EXPECT_FALSE(conversations.history("alice", "bob", std::nullopt, std::nullopt, 10).has_value());
+    EXPECT_EQ(conversations.send("alice", "bob", "again", 1001).seq, 1) << "starts over (in a new epoch)";
 }
 
 TEST(read_marker_book, stored_markers_are_loaded_at_the_first_session_and_saved_when_they_move) {

@@ -152,8 +152,9 @@ public:
         done.get_future().wait();
     }
 
-    // Finishes the task in hand and joins the thread; tasks still queued are dropped unrun.
-    // After stop() the test thread may read what the worker's tasks wrote.
+    // Finishes the task in hand and joins the thread; tasks still queued are dropped unrun, here
+    // and now: what they hold (a room, and through it a log of the hub's store) goes while the
+    // hub still stands. After stop() the test thread may read what the worker's tasks wrote.
     void stop() {
         {
             std::lock_guard lock(mutex_);
@@ -162,6 +163,11 @@ public:
         }
         if (thread_.joinable()) {
             thread_.join();
+        }
+        std::deque<std::function<void()>> dropped;
+        {
+            std::lock_guard lock(mutex_);
+            dropped.swap(queue_);
         }
     }
 

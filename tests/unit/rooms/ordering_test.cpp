@@ -41,6 +41,7 @@ public:
     ~threaded_world() {
         stop();
         clients_.clear();  // the worker threads are joined: their state is ours now
+        stop();            // drops what the clients' goodbyes queued, while the hub stands
     }
 
     threaded_executor& executor(std::uint32_t worker) { return *executors_.at(worker); }

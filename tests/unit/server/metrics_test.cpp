@@ -215,7 +215,7 @@ TEST(metrics, counters_from_all_workers_are_summed) {
     w.b->fanout_deliveries.add(12);
     w.in.users = 42;
     w.in.rooms = 5;
-    w.in.history = {.written = 300, .failures = 1, .backlog = 17};
+    w.in.history = {.written = 300, .failures = 1, .backlog = 17, .memory_bytes = 4096, .evictions = 8};
 
     auto s = w.scrape();
     EXPECT_EQ(value_of(s, "parley_connections_total"), "7");
@@ -233,6 +233,8 @@ TEST(metrics, counters_from_all_workers_are_summed) {
     EXPECT_EQ(value_of(s, "parley_history_written_total"), "300");
     EXPECT_EQ(value_of(s, "parley_history_write_failures_total"), "1");
     EXPECT_EQ(value_of(s, "parley_history_backlog"), "17");
+    EXPECT_EQ(value_of(s, "parley_history_memory_bytes"), "4096");
+    EXPECT_EQ(value_of(s, "parley_history_evictions_total"), "8");
     EXPECT_EQ(value_of(s, "parley_workers"), "2");
     EXPECT_EQ(value_of(s, "parley_ready"), "1");
     EXPECT_EQ(value_of(s, "parley_build_info", {{"version", "1.2.3"}}), "1");
@@ -246,7 +248,8 @@ TEST(metrics, every_family_is_present_at_zero) {
           "parley_rooms", "parley_messages_received_total", "parley_frames_sent_total", "parley_bytes_received_total",
           "parley_bytes_sent_total", "parley_write_queue_bytes", "parley_says_total", "parley_fanout_deliveries_total",
           "parley_slow_consumer_closes_total", "parley_idle_closes_total", "parley_history_written_total",
-          "parley_history_write_failures_total", "parley_history_backlog"}) {
+          "parley_history_write_failures_total", "parley_history_backlog", "parley_history_memory_bytes",
+          "parley_history_evictions_total"}) {
         EXPECT_EQ(value_of(s, name), "0") << name;
     }
     for (std::string_view reason : {"max_connections", "max_connections_per_ip", "origin", "shutting_down"}) {
