@@ -178,8 +178,9 @@ TEST_P(MemoryBudgetTest, InventedRoomsLeaveTheDaemonWithinItsBudget) {
                 peak_held);
     EXPECT_LE(held, static_cast<double>(budget));
     EXPECT_GT(held, 0.0);
+    // A log is counted at 1 KiB at least (room_log.cpp), so at most budget / 1 KiB of them stay.
     const double evictions = metric("parley_history_evictions_total");
-    EXPECT_GT(evictions, rooms / 2.0) << "most invented rooms had to go";
+    EXPECT_GE(evictions, static_cast<double>(rooms - budget / 1024)) << "the invented rooms beyond the budget went";
     if (!sanitized) {
         EXPECT_LE(rss, rss_limit) << "resident memory did not settle within the budget";
     }
