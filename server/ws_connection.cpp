@@ -208,7 +208,14 @@ void ws_connection::consume(char* data, std::size_t size) {
                             .add("code", static_cast<int>(result.code))
                             .add("reason", result.reason)
                             .add("conn", fmt::format("c{}.{}", worker_.index(), chat_.handle().session)));
-    start_close(result.code, result.reason);
+    // The close waits for the tasks already queued on this worker: a say just before the
+    // violation may have its copy for this very connection among them (a room's delivery that
+    // queued behind an earlier broadcast still waiting here), and what was accepted goes out
+    // before the close frame. The parser has stopped, so nothing after the violation is read
+    // meanwhile (a later feed() gives the same error and posts a close that finds us closing).
+    asio::post(worker_.io(), [self = connection_ptr(this), code = result.code, reason = result.reason] {
+        self->start_close(code, reason);
+    });
 }
 
 bool ws_connection::read_tls() {
