@@ -27,6 +27,10 @@ constexpr std::array<error_entry, error_code_count> error_table{{
     {"rate_limited", "too many requests; slow down"},
     {"too_large", "the text is too long"},
     {"unavailable", "the server cannot do that right now; try again shortly"},
+    {"forbidden", "your role in this room does not allow that"},
+    {"banned", "you are banned from this room"},
+    {"muted", "you are muted in this room"},
+    {"message_not_found", "no such message in this room"},
 }};
 
 }  // namespace

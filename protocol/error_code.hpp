@@ -25,9 +25,15 @@ enum class error_code : unsigned char {
     // The server could not do it now (its storage or the cluster could not be reached): the
     // request was fine, and the same request may succeed later.
     unavailable,
+    // Moderation (issue 19): the actor's role does not allow it; the user is banned from the
+    // room; the user is muted there; the message a seq names is not there (or not the actor's).
+    forbidden,
+    banned,
+    muted,
+    message_not_found,
 };
 
-inline constexpr std::size_t error_code_count = 15;
+inline constexpr std::size_t error_code_count = 19;
 
 std::string_view wire_name(error_code code);
 std::string_view default_message(error_code code);

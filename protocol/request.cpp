@@ -10,7 +10,7 @@
 namespace parley::protocol {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, request_type>, 11> type_names{{
+constexpr std::array<std::pair<std::string_view, request_type>, 21> type_names{{
     {"login", request_type::login},
     {"join", request_type::join},
     {"leave", request_type::leave},
@@ -22,6 +22,16 @@ constexpr std::array<std::pair<std::string_view, request_type>, 11> type_names{{
     {"typing", request_type::typing},
     {"dm_history", request_type::dm_history},
     {"read", request_type::read},
+    {"kick", request_type::kick},
+    {"ban", request_type::ban},
+    {"unban", request_type::unban},
+    {"mute", request_type::mute},
+    {"unmute", request_type::unmute},
+    {"set_role", request_type::set_role},
+    {"set_topic", request_type::set_topic},
+    {"set_slow_mode", request_type::set_slow_mode},
+    {"edit", request_type::edit},
+    {"delete", request_type::delete_message},
 }};
 
 // At most max bytes of text, cut at a character boundary: the result is sent back inside JSON
@@ -49,10 +59,11 @@ void fail(parse_result_request& result, error_code code, std::string message, bo
 // The members a request can use; the reader keeps the last value of each and skips the rest.
 enum field : std::size_t { type_field, id_field, user_field, token_field, room_field, to_field, text_field,
                            after_field, before_field, epoch_field, limit_field, with_field, seq_field,
-                           field_count };
+                           reason_field, role_field, duration_field, interval_field, field_count };
 
 constexpr std::array<std::string_view, field_count> field_names{
     "type", "id", "user", "token", "room", "to", "text", "after", "before", "epoch", "limit", "with", "seq",
+    "reason", "role", "duration_s", "interval_s",
 };
 
 using fields = std::array<std::optional<json_value>, field_count>;
@@ -100,6 +111,15 @@ bool take_optional_count(const fields& object, field f, std::optional<std::int64
     }
     error = field_error(f, "must be a non-negative integer");
     return false;
+}
+
+// Required non-negative integer field.
+bool take_count(const fields& object, field f, std::optional<std::int64_t>& value, std::string& error) {
+    if (is_absent(object[f])) {
+        error = field_error(f, "must be a non-negative integer");
+        return false;
+    }
+    return take_optional_count(object, f, value, error);
 }
 
 template <typename Integer>
@@ -161,7 +181,8 @@ namespace {
 // Empties a request for reuse, keeping what its strings have allocated.
 request& reset(request& req) {
     req.type = request_type::users;
-    for (std::string* s : {&req.id, &req.user, &req.token, &req.room, &req.to, &req.with, &req.text}) {
+    for (std::string* s : {&req.id, &req.user, &req.token, &req.room, &req.to, &req.with, &req.text, &req.reason,
+                           &req.role}) {
         s->clear();
     }
     req.after.reset();
@@ -169,6 +190,8 @@ request& reset(request& req) {
     req.epoch.reset();
     req.limit.reset();
     req.seq.reset();
+    req.duration_s.reset();
+    req.interval_s.reset();
     return req;
 }
 }  // namespace
@@ -251,11 +274,39 @@ void parse_request(std::string_view text, parse_result_request& result) {
             ok = false;
             error = "give 'room' or 'with', exactly one";
         }
-        if (ok && is_absent(object[seq_field])) {
-            ok = false;
-            error = field_error(seq_field, "must be a non-negative integer");
-        }
-        ok = ok && take_optional_count(object, seq_field, req.seq, error);
+        ok = ok && take_count(object, seq_field, req.seq, error);
+        break;
+    case request_type::kick:
+        ok = take_string(object, room_field, req.room, error) && take_string(object, user_field, req.user, error) &&
+             take_optional_string(object, reason_field, req.reason, error);
+        break;
+    case request_type::ban:
+    case request_type::mute:
+        ok = take_string(object, room_field, req.room, error) && take_string(object, user_field, req.user, error) &&
+             take_optional_string(object, reason_field, req.reason, error) &&
+             take_optional_count(object, duration_field, req.duration_s, error);
+        break;
+    case request_type::unban:
+    case request_type::unmute:
+        ok = take_string(object, room_field, req.room, error) && take_string(object, user_field, req.user, error);
+        break;
+    case request_type::set_role:
+        ok = take_string(object, room_field, req.room, error) && take_string(object, user_field, req.user, error) &&
+             take_string(object, role_field, req.role, error);
+        break;
+    case request_type::set_topic:
+        ok = take_string(object, room_field, req.room, error) && take_string(object, text_field, req.text, error);
+        break;
+    case request_type::set_slow_mode:
+        ok = take_string(object, room_field, req.room, error) &&
+             take_count(object, interval_field, req.interval_s, error);
+        break;
+    case request_type::edit:
+        ok = take_string(object, room_field, req.room, error) && take_count(object, seq_field, req.seq, error) &&
+             take_string(object, text_field, req.text, error);
+        break;
+    case request_type::delete_message:
+        ok = take_string(object, room_field, req.room, error) && take_count(object, seq_field, req.seq, error);
         break;
     case request_type::users:
     case request_type::rooms:

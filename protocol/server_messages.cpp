@@ -134,6 +134,31 @@ shared_frame encode_message(std::string_view room, std::string_view from, std::s
         .frame();
 }
 
+shared_frame encode_moderation(const moderation_event& event, std::int64_t seq, std::int64_t ts) {
+    payload_builder b;
+    b.raw("{\"type\":\"moderation\",\"room\":").str(event.room).raw(",\"seq\":").num(seq).raw(",\"ts\":").num(ts);
+    b.raw(",\"action\":").str(event.action).raw(",\"by\":").str(event.by);
+    if (!event.user.empty()) {
+        b.raw(",\"user\":").str(event.user);
+    }
+    if (!event.reason.empty()) {
+        b.raw(",\"reason\":").str(event.reason);
+    }
+    if (!event.role.empty()) {
+        b.raw(",\"role\":").str(event.role);
+    }
+    if (event.topic) {
+        b.raw(",\"topic\":").str(*event.topic);
+    }
+    if (event.until_ms) {
+        b.raw(",\"until\":").num(*event.until_ms);
+    }
+    if (event.interval_s) {
+        b.raw(",\"interval_s\":").num(*event.interval_s);
+    }
+    return b.frame();
+}
+
 message_text_around_seq encode_message_around_seq(std::string_view room, std::string_view from,
                                                   std::string_view text, std::int64_t ts) {
     std::string before = "{\"type\":\"message\",\"room\":";

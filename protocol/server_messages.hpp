@@ -91,4 +91,20 @@ shared_frame encode_dm_ack(std::string_view re, std::string_view with, std::int6
 
 shared_frame encode_error(error_code code, std::string_view message, std::string_view re);
 
+// A moderation action as an event in the room's sequence (stored, replayed on catch-up):
+// {"type":"moderation","room","seq","ts","action","by", and when they apply: "user","reason",
+// "until" (Unix ms; absent: until lifted), "role", "topic", "interval_s"}.
+struct moderation_event {
+    std::string_view room;
+    std::string_view action;  // kick, ban, unban, mute, unmute, set_role, set_topic, set_slow_mode
+    std::string_view by;      // the actor; "" for the server (a timed sanction that ended)
+    std::string_view user;
+    std::string_view reason;
+    std::string_view role;
+    std::optional<std::string_view> topic;
+    std::optional<std::int64_t> until_ms;
+    std::optional<std::int64_t> interval_s;
+};
+shared_frame encode_moderation(const moderation_event& event, std::int64_t seq, std::int64_t ts);
+
 }  // namespace parley::protocol

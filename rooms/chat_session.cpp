@@ -106,6 +106,16 @@ void chat_session::dispatch(request& req) {
     case request_type::typing: on_typing(req); break;
     case request_type::dm_history: on_dm_history(req); break;
     case request_type::read: on_read(req); break;
+    case request_type::kick:
+    case request_type::ban:
+    case request_type::unban:
+    case request_type::mute:
+    case request_type::unmute:
+    case request_type::set_role:
+    case request_type::set_topic:
+    case request_type::set_slow_mode: on_moderate(req); break;
+    case request_type::edit:
+    case request_type::delete_message: on_change_message(req); break;
     }
 }
 
@@ -288,7 +298,7 @@ void chat_session::on_join(request& req) {
     }
     room::join_request jr{user_,           handle_,           req.after,
                           req.epoch,       s.joined_history,  s.history_per_room,
-                          s.max_room_members, s.presence_max_members};
+                          s.max_room_members, s.presence_max_members, keeps_identities()};
     if (existing) {
         // Already a member: answer with the current state again, no second membership.
         auto result = existing->joined->describe(jr);
@@ -303,6 +313,10 @@ void chat_session::on_join(request& req) {
     });
     if (result.outcome == room::join_result::status::full) {
         fail(error_code::room_full, "the room '" + req.room + "' is full", req.id);
+        return;
+    }
+    if (result.outcome == room::join_result::status::banned) {
+        fail(error_code::banned, "you are banned from '" + req.room + "'", req.id);
         return;
     }
     // Reply before any broadcast that was posted after our join can run on this worker.
@@ -330,6 +344,14 @@ void chat_session::on_leave(request& req) {
 }
 
 void chat_session::evict(const room* r, std::string_view reason) {
+    std::string text = "the room '" + r->name() + "' was closed by an administrator";
+    if (!reason.empty()) {
+        text.append(": ").append(reason);
+    }
+    remove_from(r, text);
+}
+
+void chat_session::remove_from(const room* r, std::string_view notice) {
     auto it = std::find_if(rooms_.begin(), rooms_.end(), [r](const membership& m) { return m.joined.get() == r; });
     if (it == rooms_.end()) {
         return;
@@ -337,11 +359,7 @@ void chat_session::evict(const room* r, std::string_view reason) {
     std::string name = it->joined->name();
     leave_room(it, false);
     send(protocol::encode_left(name, {}));
-    std::string text = "the room '" + name + "' was closed by an administrator";
-    if (!reason.empty()) {
-        text.append(": ").append(reason);
-    }
-    send(protocol::encode_system(text));
+    send(protocol::encode_system(notice));
 }
 
 bool chat_session::check_text(const request& req) {
@@ -375,7 +393,17 @@ void chat_session::on_say(request& req) {
     } else if (cluster != nullptr) {
         say_here(m->joined->name(), req.text, unix_millis(), req.id);
     } else {
-        m->joined->say(user_, req.text, unix_millis(), req.id.empty() ? nullptr : &output_, req.id);
+        const room::said said =
+            m->joined->say(user_, req.text, unix_millis(), req.id.empty() ? nullptr : &output_, req.id);
+        if (said.refused == room::say_refusal::muted) {
+            fail(error_code::muted, "you are muted in '" + m->joined->name() + "'", req.id);
+            return;
+        }
+        if (said.refused == room::say_refusal::slowed) {
+            fail(error_code::rate_limited, "slow mode: wait before saying more in '" + m->joined->name() + "'",
+                 req.id);
+            return;
+        }
     }
     worker_.counters().says.add();
 }

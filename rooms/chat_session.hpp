@@ -41,6 +41,9 @@ public:
     // Leaves r because an administrator closed it: the client gets `left` and a system line
     // with the reason. Nothing when the session is not in r.
     void evict(const room* r, std::string_view reason);
+    // Leaves r because its moderators removed the user (kick or ban): `left`, then `notice` as a
+    // system line. Nothing when the session is not in r.
+    void remove_from(const room* r, std::string_view notice);
 
     // The connection is ending: leave every room (others see presence leave and, when
     // `disconnected`, a system line) and free the name. Idempotent.
@@ -76,6 +79,9 @@ private:
     // Direct conversations and read markers: chat_session_conversations.cpp.
     void on_dm_history(request& req);
     void on_read(request& req);
+    // Moderation, edit and delete: chat_session_moderation.cpp.
+    void on_moderate(request& req);
+    void on_change_message(request& req);
     // A dm stored in the conversation of user_ and req.to, then delivered to whoever is online.
     void send_stored_dm(request& req);
     // Gives frame to every other session of user_ and of `to` (when not user_) on this node.

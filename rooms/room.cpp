@@ -1,6 +1,7 @@
 #include "rooms/room.hpp"
 
 #include "protocol/server_messages.hpp"
+#include "rooms/history/unix_clock.hpp"
 #include "rooms/room_directory.hpp"
 #include "rooms/worker_context.hpp"
 
@@ -36,10 +37,18 @@ room::join_result room::join(const join_request& request) {
     if (closed_) {
         return result;  // gone
     }
+    if (moderation_.has_bans() && moderation_.ban_of(request.user, unix_millis()) != nullptr) {
+        result.outcome = join_result::status::banned;
+        return result;
+    }
     auto existing = members_.find(request.user);
     if (existing == members_.end() && all_members_locked() >= request.max_members) {
         result.outcome = join_result::status::full;
         return result;
+    }
+    if (request.owns_if_new && members_.empty() && remote_members_.empty() && !permanent_ &&
+        log_->last_seq() == 0 && moderation_.roles().empty()) {
+        moderation_.set_role(request.user, room_role::owner);
     }
     bool first_session_of_user = existing == members_.end();
     if (first_session_of_user) {
@@ -151,9 +160,17 @@ bool room::set_declared(bool permanent, std::string topic) {
     return true;
 }
 
-std::int64_t room::say(std::string_view from, std::string_view text, std::int64_t ts, session_output* ack_to,
-                       std::string_view ack_id) {
+room::said room::say(std::string_view from, std::string_view text, std::int64_t ts, session_output* ack_to,
+                     std::string_view ack_id) {
     std::lock_guard lock(mutex_);
+    if (!moderation_.says_unchecked()) {
+        if (moderation_.mute_of(from, ts) != nullptr) {
+            return {0, say_refusal::muted};
+        }
+        if (!moderation_.take_say_turn(from, ts)) {
+            return {0, say_refusal::slowed};
+        }
+    }
     std::int64_t seq = log_->last_seq() + 1;
     shared_frame frame = protocol::encode_message(name_, from, text, seq, ts);
     log_->append(seq, ts, frame);
@@ -161,7 +178,7 @@ std::int64_t room::say(std::string_view from, std::string_view text, std::int64_
         ack_to->send(protocol::encode_ack(ack_id, name_, seq));
     }
     broadcast_locked(frame, registry::session_handle{});
-    return seq;
+    return {seq, say_refusal::none};
 }
 
 void room::announce(std::string_view text) {

@@ -5,6 +5,7 @@
 #include "rooms/history/log_cache.hpp"
 #include "rooms/history/room_log.hpp"
 #include "rooms/message_bus.hpp"
+#include "rooms/room_moderation.hpp"
 #include "rooms/session_output.hpp"
 
 #include <atomic>
@@ -42,7 +43,7 @@ public:
     std::size_t member_count() const { return member_count_.load(std::memory_order_relaxed); }
 
     struct join_result {
-        enum class status { joined, full, gone } outcome = status::gone;
+        enum class status { joined, full, banned, gone } outcome = status::gone;
         std::int64_t epoch = 0;
         std::vector<std::string> members;
         std::vector<protocol::shared_frame> history;
@@ -60,6 +61,8 @@ public:
         std::size_t max_members = 100000;
         // Above this many members, joins and leaves are not announced (presence storms).
         std::size_t presence_max_members = 1000;
+        // Token mode: the user who makes a room that never had a message or a role owns it.
+        bool owns_if_new = false;
     };
     // Adds the member and tells the others (presence join). `gone` means the room was closed
     // concurrently: look it up again.
@@ -82,8 +85,39 @@ public:
     // Assigns the next seq, encodes the message once, stores it and fans it out. Returns the seq.
     // With ack_to, the sender's `ack` (re: ack_id) is queued first: the sender's own copy of the
     // message may be queued during this call, and the ack is to come before it.
-    std::int64_t say(std::string_view from, std::string_view text, std::int64_t ts,
-                     session_output* ack_to = nullptr, std::string_view ack_id = {});
+    // A muted sender, or one slowed by slow mode, is refused: seq 0 and the refusal (nothing
+    // stored or sent). The check costs one branch while nobody is muted and slow mode is off.
+    enum class say_refusal { none, muted, slowed };
+    struct said {
+        std::int64_t seq = 0;
+        say_refusal refused = say_refusal::none;
+    };
+    said say(std::string_view from, std::string_view text, std::int64_t ts, session_output* ack_to = nullptr,
+             std::string_view ack_id = {});
+
+    // ---- moderation (room_moderate.cpp) ----
+    struct moderation_request {
+        std::string_view actor;
+        moderation_action action = moderation_action::kick;
+        std::string_view target;               // whom it is about; empty for the room's settings
+        std::string_view reason;               // kick, ban, mute
+        std::optional<std::int64_t> until_ms;  // ban, mute: absent, until lifted
+        room_role role = room_role::member;    // set_role
+        std::string_view topic;                // set_topic
+        std::int64_t interval_s = 0;           // set_slow_mode
+    };
+    enum class moderation_outcome { done, forbidden, not_a_member, unchanged, last_owner, gone };
+    // Checks the actor's role and applies the action. When done, the action is an event in the
+    // room's sequence (protocol::encode_moderation): stored and given to every member, the
+    // actor's `ack` first, and replayed on catch-up. A kicked or banned user's sessions are not
+    // removed here: their workers do that (chat_session::evict), after this returns.
+    moderation_outcome moderate(const moderation_request& request, std::int64_t ts, session_output* ack_to,
+                                std::string_view ack_id);
+    // Gives a role without a check (the configuration's owners, a token's claim, the creator).
+    void grant_role(std::string_view user, room_role role);
+    room_role role_of(std::string_view user) const;
+    // Ends the timed bans and mutes that are over, each as an event; called from a periodic tick.
+    void end_expired_sanctions(std::int64_t now_ms);
 
     // A `system` line to every member (an announcement; not stored, no seq).
     void announce(std::string_view text);
@@ -189,6 +223,7 @@ private:
     bool closed_ = false;      // removed from the directory: joiners must look again
     bool permanent_;           // declared in the configuration
     std::string topic_;
+    room_moderation moderation_;  // under mutex_
     std::atomic<std::size_t> member_count_{0};
 };
 

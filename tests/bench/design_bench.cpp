@@ -575,7 +575,7 @@ void pass(lane& l) {
     for (std::size_t k = 0; k < batch; ++k) {
         const std::string_view text = parley::bench::chat_lines[k];
         const std::int64_t ts = ++l.ts;
-        const std::int64_t seq = l.room->say(l.publisher, text, ts);
+        const std::int64_t seq = l.room->say(l.publisher, text, ts).seq;
         // Read by a re-encoding output; the tasks that deliver this message run after the loop.
         l.messages[k] = {text, seq, ts};
     }

@@ -35,6 +35,16 @@ std::string_view answer_type(const request& q) {
     case request_type::typing: return "";
     case request_type::dm_history: return "dm_history";
     case request_type::read: return "read";
+    case request_type::kick:
+    case request_type::ban:
+    case request_type::unban:
+    case request_type::mute:
+    case request_type::unmute:
+    case request_type::set_role:
+    case request_type::set_topic:
+    case request_type::set_slow_mode:
+    case request_type::edit:
+    case request_type::delete_message: return q.id.empty() ? "" : "ack";
     }
     return "";
 }
@@ -43,7 +53,8 @@ std::string_view answer_type(const request& q) {
 bool may_come_along(const request& q, std::string_view type) {
     return (q.type == request_type::login && type == "system") ||
            (q.type == request_type::say && type == "message") ||
-           (q.type == request_type::dm && type == "ack" && !q.id.empty());
+           (q.type == request_type::dm && type == "ack" && !q.id.empty()) ||
+           (type == "moderation" && q.type >= request_type::kick && q.type <= request_type::set_slow_mode);
 }
 
 void check_re(const json& reply, std::string_view id) {
@@ -60,7 +71,9 @@ std::vector<std::int64_t> message_seqs(const json& list, std::string_view room) 
     require(list.is_array(), "a message list that is not an array", list.dump());
     std::vector<std::int64_t> seqs;
     for (const json& m : list) {
-        require(m.is_object() && m.value("type", "") == "message" && field(m, "room") == room &&
+        // Messages, and the moderation events that share their sequence.
+        require(m.is_object() && (m.value("type", "") == "message" || m.value("type", "") == "moderation") &&
+                    field(m, "room") == room &&
                     m.contains("seq") && m["seq"].is_number_integer(),
                 "a listed message of another room or without seq", m.dump());
         seqs.push_back(m["seq"].get<std::int64_t>());

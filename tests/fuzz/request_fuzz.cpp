@@ -95,25 +95,43 @@ bool is_count(const std::optional<std::int64_t>& value) { return !value || *valu
 
 void check_request(const request& q) {
     check_id(q.id);
-    for (const std::string* s : {&q.user, &q.token, &q.room, &q.to, &q.with, &q.text}) {
+    for (const std::string* s : {&q.user, &q.token, &q.room, &q.to, &q.with, &q.text, &q.reason, &q.role}) {
         require(is_utf8(*s), "a request field is not valid UTF-8", *s);
     }
-    for (const auto* count : {&q.after, &q.before, &q.epoch, &q.limit, &q.seq}) {
+    for (const auto* count : {&q.after, &q.before, &q.epoch, &q.limit, &q.seq, &q.duration_s, &q.interval_s}) {
         require(is_count(*count), "a negative count was accepted");
     }
     const bool pages = q.type == request_type::history || q.type == request_type::dm_history;
+    const bool about_user = q.type == request_type::kick || q.type == request_type::ban ||
+                            q.type == request_type::unban || q.type == request_type::mute ||
+                            q.type == request_type::unmute || q.type == request_type::set_role;
+    const bool changes_message = q.type == request_type::edit || q.type == request_type::delete_message;
     const bool has_room = q.type == request_type::join || q.type == request_type::leave ||
                           q.type == request_type::say || q.type == request_type::history ||
-                          q.type == request_type::typing || q.type == request_type::read;
+                          q.type == request_type::typing || q.type == request_type::read || about_user ||
+                          changes_message || q.type == request_type::set_topic ||
+                          q.type == request_type::set_slow_mode;
     require(has_room || q.room.empty(), "room set on a request without one");
-    require(q.type == request_type::login || (q.user.empty() && q.token.empty()), "user set outside login");
+    require(q.type == request_type::login || about_user || q.user.empty(), "user set outside login and moderation");
+    require(q.type == request_type::login || q.token.empty(), "token set outside login");
+    require(q.type == request_type::kick || q.type == request_type::ban || q.type == request_type::mute ||
+                q.reason.empty(),
+            "reason set outside kick, ban and mute");
+    require(q.type == request_type::ban || q.type == request_type::mute || !q.duration_s,
+            "duration_s set outside ban and mute");
+    require(q.type == request_type::set_role || q.role.empty(), "role set outside set_role");
+    require((q.type == request_type::set_slow_mode) == q.interval_s.has_value(),
+            "interval_s set outside set_slow_mode, or missing there");
     require(q.type == request_type::dm || q.to.empty(), "to set outside dm");
     require(q.type == request_type::dm_history || q.type == request_type::read || q.with.empty(),
             "with set outside dm_history and read");
-    require(q.type == request_type::read || !q.seq, "seq set outside read");
+    require(q.type == request_type::read || changes_message || !q.seq, "seq set outside read, edit and delete");
+    require(!changes_message || q.seq, "edit or delete without seq");
     require(q.type != request_type::read || (q.seq && q.room.empty() != q.with.empty()),
             "read without seq, or without exactly one of room and with");
-    require(q.type == request_type::say || q.type == request_type::dm || q.text.empty(), "text set outside say and dm");
+    require(q.type == request_type::say || q.type == request_type::dm || q.type == request_type::edit ||
+                q.type == request_type::set_topic || q.text.empty(),
+            "text set outside say, dm, edit and set_topic");
     require(pages || (!q.before && !q.limit), "before or limit set outside history and dm_history");
     require(pages || q.type == request_type::join || !q.after, "after set outside join and the histories");
     require(q.type == request_type::join || !q.epoch, "epoch set outside join");

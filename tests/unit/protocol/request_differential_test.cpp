@@ -28,7 +28,9 @@ std::string describe(const parse_result_request& r) {
             << " room=" << corpus::printable(q.room) << " to=" << corpus::printable(q.to)
             << " text=" << corpus::printable(q.text) << " after=" << describe(q.after)
             << " before=" << describe(q.before) << " epoch=" << describe(q.epoch) << " limit=" << describe(q.limit)
-            << " with=" << corpus::printable(q.with) << " seq=" << describe(q.seq);
+            << " with=" << corpus::printable(q.with) << " seq=" << describe(q.seq)
+            << " reason=" << corpus::printable(q.reason) << " role=" << corpus::printable(q.role)
+            << " duration_s=" << describe(q.duration_s) << " interval_s=" << describe(q.interval_s);
     } else {
         out << "value=none";
     }
@@ -40,7 +42,8 @@ std::string describe(const parse_result_request& r) {
 bool same_request(const request& a, const request& b) {
     return a.type == b.type && a.id == b.id && a.user == b.user && a.token == b.token && a.room == b.room &&
            a.to == b.to && a.text == b.text && a.after == b.after && a.before == b.before && a.epoch == b.epoch &&
-           a.limit == b.limit && a.with == b.with && a.seq == b.seq;
+           a.limit == b.limit && a.with == b.with && a.seq == b.seq && a.reason == b.reason && a.role == b.role &&
+           a.duration_s == b.duration_s && a.interval_s == b.interval_s;
 }
 
 bool same_result(const parse_result_request& a, const parse_result_request& b) {

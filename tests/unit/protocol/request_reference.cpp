@@ -1,5 +1,6 @@
 // The pre-rewrite parse_request, unchanged apart from its name and namespace (see the header),
-// plus the requests added since (dm_history, read), written the same way.
+// plus the requests added since (dm_history, read, moderation, edit and delete), written the
+// same way.
 
 #include "tests/unit/protocol/request_reference.hpp"
 
@@ -12,7 +13,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::array<std::pair<std::string_view, request_type>, 11> type_names{{
+constexpr std::array<std::pair<std::string_view, request_type>, 21> type_names{{
     {"login", request_type::login},
     {"join", request_type::join},
     {"leave", request_type::leave},
@@ -24,6 +25,16 @@ constexpr std::array<std::pair<std::string_view, request_type>, 11> type_names{{
     {"typing", request_type::typing},
     {"dm_history", request_type::dm_history},
     {"read", request_type::read},
+    {"kick", request_type::kick},
+    {"ban", request_type::ban},
+    {"unban", request_type::unban},
+    {"mute", request_type::mute},
+    {"unmute", request_type::unmute},
+    {"set_role", request_type::set_role},
+    {"set_topic", request_type::set_topic},
+    {"set_slow_mode", request_type::set_slow_mode},
+    {"edit", request_type::edit},
+    {"delete", request_type::delete_message},
 }};
 
 // At most max bytes of text, cut at a character boundary: the result is sent back inside JSON
@@ -84,6 +95,16 @@ bool take_optional_count(const json& object, const char* field, std::optional<st
     }
     error = std::string("field '") + field + "' must be a non-negative integer";
     return false;
+}
+
+// Required non-negative integer field.
+bool take_count(const json& object, const char* field, std::optional<std::int64_t>& value, std::string& error) {
+    auto it = object.find(field);
+    if (it == object.end() || it->is_null()) {
+        error = std::string("field '") + field + "' must be a non-negative integer";
+        return false;
+    }
+    return take_optional_count(object, field, value, error);
 }
 
 // The id echo: a string of at most 64 characters or an integer of at most 18 digits.
@@ -192,14 +213,40 @@ parse_result_request parse_request_reference(std::string_view text) {
             ok = false;
             error = "give 'room' or 'with', exactly one";
         }
-        auto seq = object.find("seq");
-        if (ok && (seq == object.end() || seq->is_null())) {
-            ok = false;
-            error = "field 'seq' must be a non-negative integer";
-        }
-        ok = ok && take_optional_count(object, "seq", req.seq, error);
+        ok = ok && take_count(object, "seq", req.seq, error);
         break;
     }
+    case request_type::kick:
+        ok = take_string(object, "room", req.room, error) && take_string(object, "user", req.user, error) &&
+             take_optional_string(object, "reason", req.reason, error);
+        break;
+    case request_type::ban:
+    case request_type::mute:
+        ok = take_string(object, "room", req.room, error) && take_string(object, "user", req.user, error) &&
+             take_optional_string(object, "reason", req.reason, error) &&
+             take_optional_count(object, "duration_s", req.duration_s, error);
+        break;
+    case request_type::unban:
+    case request_type::unmute:
+        ok = take_string(object, "room", req.room, error) && take_string(object, "user", req.user, error);
+        break;
+    case request_type::set_role:
+        ok = take_string(object, "room", req.room, error) && take_string(object, "user", req.user, error) &&
+             take_string(object, "role", req.role, error);
+        break;
+    case request_type::set_topic:
+        ok = take_string(object, "room", req.room, error) && take_string(object, "text", req.text, error);
+        break;
+    case request_type::set_slow_mode:
+        ok = take_string(object, "room", req.room, error) && take_count(object, "interval_s", req.interval_s, error);
+        break;
+    case request_type::edit:
+        ok = take_string(object, "room", req.room, error) && take_count(object, "seq", req.seq, error) &&
+             take_string(object, "text", req.text, error);
+        break;
+    case request_type::delete_message:
+        ok = take_string(object, "room", req.room, error) && take_count(object, "seq", req.seq, error);
+        break;
     case request_type::users:
     case request_type::rooms:
         break;

@@ -1,0 +1,150 @@
+// chat_session's moderation requests: kick, ban, unban, mute, unmute, set_role, set_topic,
+// set_slow_mode (room.hpp, "moderation"; docs/protocol.md).
+//
+// The actor must be in the room, and its role there must allow the action (room_moderation).
+// Roles exist only where a name is an identity (token mode): without tokens nobody holds a role,
+// so every moderation request is answered `forbidden` and the admin API is the only moderator
+// (docs/security.md).
+
+#include "protocol/names.hpp"
+#include "protocol/server_messages.hpp"
+#include "rooms/chat_hub.hpp"
+#include "rooms/chat_session.hpp"
+#include "rooms/history/unix_clock.hpp"
+#include "rooms/room.hpp"
+#include "rooms/session_task.hpp"
+#include "rooms/worker_context.hpp"
+
+#include <string>
+
+namespace parley::rooms {
+
+using protocol::error_code;
+using protocol::request_type;
+
+namespace {
+
+// A ban or mute lasts at most a year when timed (absent: until lifted); slow mode at most a day.
+constexpr std::int64_t max_duration_s = 366LL * 24 * 3600;
+constexpr std::int64_t max_interval_s = 24 * 3600;
+// A reason is shown to everyone in the room and kept in its history: a line, not a text.
+constexpr std::size_t max_reason_bytes = 256;
+constexpr std::size_t max_topic_bytes = 512;
+
+moderation_action action_of(request_type type) {
+    switch (type) {
+    case request_type::kick: return moderation_action::kick;
+    case request_type::ban: return moderation_action::ban;
+    case request_type::unban: return moderation_action::unban;
+    case request_type::mute: return moderation_action::mute;
+    case request_type::unmute: return moderation_action::unmute;
+    case request_type::set_role: return moderation_action::set_role;
+    case request_type::set_topic: return moderation_action::set_topic;
+    default: return moderation_action::set_slow_mode;
+    }
+}
+
+bool about_user(moderation_action action) {
+    return action != moderation_action::set_topic && action != moderation_action::set_slow_mode;
+}
+
+}  // namespace
+
+void chat_session::on_moderate(request& req) {
+    auto found = room_of(req);
+    if (found == rooms_.end()) {
+        return;
+    }
+    room& target_room = *found->joined;
+    const moderation_action action = action_of(req.type);
+    room::moderation_request mr;
+    mr.actor = user_;
+    mr.action = action;
+    if (about_user(action) && !protocol::valid_user_name(req.user)) {
+        fail(error_code::invalid_name, protocol::user_name_rule(), req.id);
+        return;
+    }
+    mr.target = req.user;
+    if (req.reason.size() > max_reason_bytes) {
+        fail(error_code::too_large, "a reason is at most " + std::to_string(max_reason_bytes) + " bytes", req.id);
+        return;
+    }
+    mr.reason = req.reason;
+    const std::int64_t now = unix_millis();
+    if (req.duration_s) {
+        if (*req.duration_s < 1 || *req.duration_s > max_duration_s) {
+            fail(error_code::bad_request,
+                 "duration_s must be from 1 to " + std::to_string(max_duration_s) + " (absent: until lifted)", req.id);
+            return;
+        }
+        mr.until_ms = now + *req.duration_s * 1000;
+    }
+    if (action == moderation_action::set_role) {
+        const std::optional<room_role> role = parse_role(req.role);
+        if (!role) {
+            fail(error_code::bad_request, "role must be owner, moderator or member", req.id);
+            return;
+        }
+        mr.role = *role;
+    }
+    if (action == moderation_action::set_topic) {
+        if (req.text.size() > max_topic_bytes) {
+            fail(error_code::too_large, "a topic is at most " + std::to_string(max_topic_bytes) + " bytes", req.id);
+            return;
+        }
+        mr.topic = req.text;
+    }
+    if (action == moderation_action::set_slow_mode) {
+        if (*req.interval_s > max_interval_s) {
+            fail(error_code::bad_request, "interval_s must be from 0 (off) to " + std::to_string(max_interval_s),
+                 req.id);
+            return;
+        }
+        mr.interval_s = *req.interval_s;
+    }
+
+    switch (target_room.moderate(mr, now, req.id.empty() ? nullptr : &output_, req.id)) {
+    case room::moderation_outcome::done: break;
+    case room::moderation_outcome::forbidden:
+        fail(error_code::forbidden, "your role in '" + target_room.name() + "' does not allow that", req.id);
+        return;
+    case room::moderation_outcome::not_a_member:
+        fail(error_code::user_not_found, "'" + req.user + "' is not in '" + target_room.name() + "'", req.id);
+        return;
+    case room::moderation_outcome::unchanged:
+        fail(error_code::user_not_found,
+             "'" + req.user + "' is not " + (action == moderation_action::unban ? "banned" : "muted") + " in '" +
+                 target_room.name() + "'",
+             req.id);
+        return;
+    case room::moderation_outcome::last_owner:
+        fail(error_code::bad_request, "'" + target_room.name() + "' would be left without an owner", req.id);
+        return;
+    case room::moderation_outcome::gone:
+        fail(error_code::not_in_room, "the room '" + target_room.name() + "' was closed", req.id);
+        return;
+    }
+    if (action == moderation_action::kick || action == moderation_action::ban) {
+        // Every session of the user on this node leaves the room, on its own worker.
+        std::string notice = std::string(action == moderation_action::kick ? "you were removed from '"
+                                                                           : "you were banned from '") +
+                             target_room.name() + "' by " + user_;
+        if (!req.reason.empty()) {
+            notice.append(": ").append(req.reason);
+        }
+        std::vector<registry::session_handle> handles;
+        worker_.hub().users().lookup_all(req.user, handles);
+        std::shared_ptr<room> kept = found->joined;
+        for (registry::session_handle h : handles) {
+            post_to_session(worker_.hub(), h, [kept, notice](chat_session& s) { s.remove_from(kept.get(), notice); });
+        }
+    }
+}
+
+void chat_session::on_change_message(request& req) {
+    // Edit and delete come with the store's support for rewriting a stored message (issue 19,
+    // point 4); until then they are refused as unknown.
+    fail(error_code::unknown_type, "edit and delete are not supported yet", req.id);
+}
+
+}  // namespace parley::rooms
