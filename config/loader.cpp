@@ -277,11 +277,14 @@ private:
                 }
                 continue;
             }
-            if (key == "members") {
+            if (key == "members" || key == "owners" || key == "moderators") {
+                std::vector<std::string>& list = key == "members" ? room.members
+                                                 : key == "owners" ? room.owners
+                                                                   : room.moderators;
                 const toml::array* array = node.as_array();
                 for (std::size_t i = 0; array != nullptr && i < array->size(); ++i) {
                     if (const auto* member = array->get(i)->as_string()) {
-                        room.members.push_back(member->get());
+                        list.push_back(member->get());
                     } else {
                         array = nullptr;
                     }
@@ -294,10 +297,11 @@ private:
             }
             std::string* field = key == "name" ? &room.name : key == "topic" ? &room.topic : nullptr;
             if (field == nullptr) {
-                std::string guess = nearest(key, std::vector<std::string>{"name", "topic", "private", "members"});
+                std::string guess = nearest(
+                    key, std::vector<std::string>{"name", "topic", "private", "members", "owners", "moderators"});
                 error(line, o.name() + "." + key,
                       "unknown key '" + key + "' in [[rooms.permanent]]; " +
-                          (guess.empty() ? std::string("the keys are name, topic, private and members")
+                          (guess.empty() ? std::string("the keys are name, topic, private, members, owners and moderators")
                                          : "did you mean '" + guess + "'?"));
                 ok = false;
             } else if (const auto* s = node.as_string()) {

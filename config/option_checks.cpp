@@ -154,9 +154,12 @@ std::string rooms_problem(const option& o, const option_value& v) {
         if (std::string why = room_name_problem(rooms[i].name); !why.empty()) {
             return why;
         }
-        for (const std::string& member : rooms[i].members) {
-            if (std::string why = check_user_name(member); !why.empty()) {
-                return "room '" + rooms[i].name + "' members: " + why;
+        for (const auto& [list, key] : {std::pair{&rooms[i].members, "members"}, std::pair{&rooms[i].owners, "owners"},
+                                        std::pair{&rooms[i].moderators, "moderators"}}) {
+            for (const std::string& member : *list) {
+                if (std::string why = check_user_name(member); !why.empty()) {
+                    return "room '" + rooms[i].name + "' " + key + ": " + why;
+                }
             }
         }
         for (std::size_t j = 0; j < i; ++j) {
@@ -203,7 +206,7 @@ std::string_view option::expects() const {
     case value_type::string_list:
         return "a list of strings";
     case value_type::room_list:
-        return "[[rooms.permanent]] tables with a name, a topic, private and members";
+        return "[[rooms.permanent]] tables with a name, a topic, private, members, owners and moderators";
     }
     return "a value";
 }

@@ -40,6 +40,12 @@ std::string rooms_text(const std::vector<permanent_room>& rooms) {
         if (rooms[i].is_private) {
             text.append(", private = true, members = ").append(strings_text(rooms[i].members));
         }
+        if (!rooms[i].owners.empty()) {
+            text.append(", owners = ").append(strings_text(rooms[i].owners));
+        }
+        if (!rooms[i].moderators.empty()) {
+            text.append(", moderators = ").append(strings_text(rooms[i].moderators));
+        }
         text += " }";
     }
     return text + "]";
@@ -304,7 +310,9 @@ void add_rooms_options(std::vector<option>& out) {
             .help = "Rooms that exist from start, even when empty, each a [[rooms.permanent]] table with "
                     "a name (1-64 characters of A-Z a-z 0-9 _ . -), an optional topic sent in joined, and "
                     "optionally private = true with members = [user names]: a private room admits only "
-                    "its members and users whose token names it. Other rooms exist while they have members.",
+                    "its members and users whose token names it. With auth.mode = \"token\", owners = [...] "
+                    "and moderators = [...] give those users that role in the room. Other rooms exist while "
+                    "they have members.",
             .reloadable = true}),
 
     });

@@ -70,6 +70,11 @@ std::vector<std::string> problems(const settings& s) {
                           "' is private, which needs auth.mode = \"token\": without tokens anyone may log in "
                           "with a member's name");
         }
+        if ((!room.owners.empty() || !room.moderators.empty()) && s.auth_mode != auth_mode::token) {
+            out.push_back("rooms.permanent: room '" + room.name +
+                          "' lists owners or moderators, which needs auth.mode = \"token\": without tokens "
+                          "anyone may log in with their names");
+        }
         if (!room.is_private && !room.members.empty()) {
             out.push_back("rooms.permanent: room '" + room.name +
                           "' lists members but is not private; add private = true or remove the list");

@@ -23,6 +23,9 @@ struct permanent_room {
     // names it, and is listed by `rooms` only to them.
     bool is_private = false;
     std::vector<std::string> members;
+    // With auth.mode = "token": users who hold these roles in the room (docs/security.md).
+    std::vector<std::string> owners;
+    std::vector<std::string> moderators;
     friend bool operator==(const permanent_room&, const permanent_room&) = default;
 };
 

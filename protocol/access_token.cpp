@@ -200,6 +200,17 @@ token_check verify_hs256_token(std::string_view token, std::string_view secret, 
         }
         claims.rooms = std::move(names);
     }
+    if (auto roles = payload->find("roles"); roles != payload->end()) {
+        if (!roles->is_object()) {
+            return refuse(token_problem::claims, "'roles' claim is not an object of strings");
+        }
+        for (const auto& [pattern, role] : roles->items()) {
+            if (!role.is_string()) {
+                return refuse(token_problem::claims, "'roles' claim is not an object of strings");
+            }
+            claims.roles.emplace_back(pattern, role.get<std::string>());
+        }
+    }
     token_check check;
     check.claims = std::move(claims);
     return check;

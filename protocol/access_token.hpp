@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace parley::protocol {
@@ -20,6 +21,9 @@ struct token_claims {
     std::string subject;                           // "sub": the user name
     std::int64_t expires = 0;                      // "exp", seconds since the epoch
     std::optional<std::vector<std::string>> rooms; // "rooms": the rooms the user may join, if limited
+    // "roles": {"room or prefix*": "role"}, the user's roles in rooms (the chat logic checks the
+    // role names), in the token's order.
+    std::vector<std::pair<std::string, std::string>> roles;
 };
 
 enum class token_problem { malformed, algorithm, signature, expired, not_yet_valid, claims };

@@ -96,16 +96,64 @@ shared_frame encode_welcome(std::string_view user, std::string_view re,
     return b.raw("]").re(re).frame();
 }
 
+namespace {
+
+void append_sanctions(payload_builder& b, std::string_view field, const std::vector<sanction_info>& list) {
+    if (list.empty()) {
+        return;
+    }
+    b.raw(",\"").raw(field).raw("\":[");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const sanction_info& s = list[i];
+        b.raw(i == 0 ? "{\"user\":" : ",{\"user\":").str(s.user);
+        if (!s.by.empty()) {
+            b.raw(",\"by\":").str(s.by);
+        }
+        if (!s.reason.empty()) {
+            b.raw(",\"reason\":").str(s.reason);
+        }
+        if (s.until_ms != 0) {
+            b.raw(",\"until\":").num(s.until_ms);
+        }
+        b.raw("}");
+    }
+    b.raw("]");
+}
+
+// The roles, slow mode, bans and mutes of a `joined` (the topic comes first, with the room).
+void append_standing(payload_builder& b, const room_standing& standing) {
+    if (!standing.roles.empty()) {
+        b.raw(",\"roles\":{");
+        for (std::size_t i = 0; i < standing.roles.size(); ++i) {
+            if (i != 0) {
+                b.raw(",");
+            }
+            b.str(standing.roles[i].first).raw(":").str(standing.roles[i].second);
+        }
+        b.raw("}");
+    }
+    if (standing.slow_mode_s > 0) {
+        b.raw(",\"slow_mode_s\":").num(standing.slow_mode_s);
+    }
+    append_sanctions(b, "bans", standing.bans);
+    append_sanctions(b, "mutes", standing.mutes);
+}
+
+}  // namespace
+
 shared_frame encode_joined(std::string_view room, std::int64_t epoch, const std::vector<std::string>& members,
                            const std::vector<shared_frame>& history, std::optional<bool> recovered,
-                           std::string_view re, std::string_view topic) {
+                           std::string_view re, const room_standing* standing) {
     payload_builder b;
     b.raw("{\"type\":\"joined\",\"room\":").str(room);
-    if (!topic.empty()) {
-        b.raw(",\"topic\":").str(topic);
+    if (standing != nullptr && !standing->topic.empty()) {
+        b.raw(",\"topic\":").str(standing->topic);
     }
     b.raw(",\"epoch\":").num(epoch).raw(",\"members\":");
     append_names(b, members);
+    if (standing != nullptr) {
+        append_standing(b, *standing);
+    }
     b.raw(",\"history\":");
     append_payloads(b, history);
     if (recovered) {

@@ -31,11 +31,26 @@ shared_frame encode_welcome(std::string_view user, std::string_view re);
 shared_frame encode_welcome(std::string_view user, std::string_view re,
                             const std::vector<conversation_summary>& conversations);
 
+// What `joined` says of a room's settings and moderation (docs/protocol.md, Moderation). Empty
+// parts are left out of the frame.
+struct sanction_info {
+    std::string user;
+    std::string by;
+    std::string reason;
+    std::int64_t until_ms = 0;  // 0: until lifted
+};
+struct room_standing {
+    std::string topic;
+    std::vector<std::pair<std::string, std::string>> roles;  // user, "owner" or "moderator"
+    std::int64_t slow_mode_s = 0;
+    std::vector<sanction_info> bans;
+    std::vector<sanction_info> mutes;
+};
+
 // history holds message frames (as made by encode_message); their payloads are embedded as is.
-// topic: the room's topic from the configuration; empty: no "topic" field.
 shared_frame encode_joined(std::string_view room, std::int64_t epoch, const std::vector<std::string>& members,
                            const std::vector<shared_frame>& history, std::optional<bool> recovered,
-                           std::string_view re, std::string_view topic = {});
+                           std::string_view re, const room_standing* standing = nullptr);
 
 shared_frame encode_left(std::string_view room, std::string_view re);
 

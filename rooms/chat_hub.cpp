@@ -18,7 +18,7 @@ chat_hub::chat_hub(const config::settings& settings, std::unique_ptr<history_sto
         w->set_hub(this);
         w->set_settings(settings_);
     }
-    rooms_.declare(settings_->permanent_rooms);
+    rooms_.declare(settings_->permanent_rooms, settings_->auth_mode == config::auth_mode::token);
 }
 
 std::shared_ptr<const config::settings> chat_hub::settings() const {
@@ -35,7 +35,7 @@ void chat_hub::update_settings(const config::settings& next) {
     for (worker_context* w : workers_) {
         w->executor().post([w, snapshot] { w->set_settings(snapshot); });
     }
-    rooms_.declare(snapshot->permanent_rooms);
+    rooms_.declare(snapshot->permanent_rooms, snapshot->auth_mode == config::auth_mode::token);
 }
 
 }  // namespace parley::rooms

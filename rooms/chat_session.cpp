@@ -139,10 +139,10 @@ void chat_session::on_login(request& req) {
     }
     user_ = std::move(req.user);
     if (cluster_link* cluster = worker_.hub().cluster()) {
-        claim_in_cluster(*cluster, std::move(req.id), std::move(rights->rooms));
+        claim_in_cluster(*cluster, std::move(req.id), std::move(rights->grant));
         return;
     }
-    finish_login(cluster_link::claim_outcome::claimed, std::move(req.id), std::move(rights->rooms));
+    finish_login(cluster_link::claim_outcome::claimed, std::move(req.id), std::move(rights->grant));
 }
 
 std::optional<chat_session::login_rights> chat_session::check_token(const request& req) {
@@ -168,7 +168,20 @@ std::optional<chat_session::login_rights> chat_session::check_token(const reques
         refuse_login("the token is for another user", req.id);
         return std::nullopt;
     }
-    return login_rights{s.max_sessions_per_user, std::move(check.claims->rooms)};
+    room_grant::role_patterns roles;
+    for (auto& [pattern, name] : check.claims->roles) {
+        std::optional<room_role> role = parse_role(name);
+        if (!role) {
+            refuse_login("the token was not accepted", req.id);
+            return std::nullopt;
+        }
+        roles.emplace_back(std::move(pattern), *role);
+    }
+    std::optional<room_grant> grant;
+    if (check.claims->rooms || !roles.empty()) {
+        grant.emplace(std::move(check.claims->rooms), std::move(roles));
+    }
+    return login_rights{s.max_sessions_per_user, std::move(grant)};
 }
 
 bool chat_session::register_name(const request& req, std::size_t max_sessions) {
@@ -190,7 +203,7 @@ bool chat_session::register_name(const request& req, std::size_t max_sessions) {
 }
 
 void chat_session::claim_in_cluster(cluster_link& cluster, std::string re,
-                                    std::optional<std::vector<std::string>> rooms_claim) {
+                                    std::optional<room_grant> grant) {
     // The name is ours on this node; the cluster decides whether it is free everywhere. Its
     // answer comes on this worker's thread, and finds this session only if it still waits.
     claiming_ = true;
@@ -198,7 +211,7 @@ void chat_session::claim_in_cluster(cluster_link& cluster, std::string re,
     std::uint32_t session_id = handle_.session;
     cluster.claim_name(user_, handle_,
                        [&owner, session_id, re = std::move(re),
-                        claim = std::move(rooms_claim)](cluster_link::claim_outcome outcome) mutable {
+                        claim = std::move(grant)](cluster_link::claim_outcome outcome) mutable {
                            if (chat_session* session = owner.find_session(session_id);
                                session != nullptr && session->claiming_) {
                                session->finish_login(outcome, std::move(re), std::move(claim));
@@ -207,7 +220,7 @@ void chat_session::claim_in_cluster(cluster_link& cluster, std::string re,
 }
 
 void chat_session::finish_login(cluster_link::claim_outcome outcome, std::string re,
-                                std::optional<std::vector<std::string>> rooms_claim) {
+                                std::optional<room_grant> grant) {
     claiming_ = false;
     if (outcome == cluster_link::claim_outcome::taken) {
         release_name(user_);
@@ -215,8 +228,8 @@ void chat_session::finish_login(cluster_link::claim_outcome outcome, std::string
         user_.clear();
         return;
     }
-    if (rooms_claim) {
-        worker_.set_grant(handle_.session, room_grant(std::move(*rooms_claim)));
+    if (grant) {
+        worker_.set_grant(handle_.session, std::move(*grant));
     }
     if (cluster_link* cluster = identities_in_cluster()) {
         // The user's conversations are in Redis: welcome once they are read. Requests wait
@@ -296,14 +309,16 @@ void chat_session::on_join(request& req) {
              "a connection may be in at most " + std::to_string(s.max_rooms_per_connection) + " rooms", req.id);
         return;
     }
+    const room_grant* grant = worker_.grant_of(handle_.session);
     room::join_request jr{user_,           handle_,           req.after,
                           req.epoch,       s.joined_history,  s.history_per_room,
-                          s.max_room_members, s.presence_max_members, keeps_identities()};
+                          s.max_room_members, s.presence_max_members, keeps_identities(),
+                          grant != nullptr && keeps_identities() ? grant->role_in(req.room) : room_role::member};
     if (existing) {
         // Already a member: answer with the current state again, no second membership.
         auto result = existing->joined->describe(jr);
         send(protocol::encode_joined(existing->joined->name(), result.epoch, result.members, result.history,
-                                     result.recovered, req.id, result.topic));
+                                     result.recovered, req.id, &result.standing));
         return;
     }
     room::join_result result;
@@ -321,7 +336,7 @@ void chat_session::on_join(request& req) {
     }
     // Reply before any broadcast that was posted after our join can run on this worker.
     send(protocol::encode_joined(target->name(), result.epoch, result.members, result.history, result.recovered,
-                                 req.id, result.topic));
+                                 req.id, &result.standing));
     worker_.add_member(target.get(), this, result.joined_event);
     rooms_.push_back({std::move(target), 0});
 }

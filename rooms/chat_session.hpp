@@ -7,6 +7,7 @@
 #include "registry/session_handle.hpp"
 #include "rooms/cluster_link.hpp"
 #include "rooms/history/unix_clock.hpp"
+#include "rooms/room_access.hpp"
 #include "rooms/session_output.hpp"
 
 #include <chrono>
@@ -111,7 +112,7 @@ private:
     // configured sessions per user and the rooms the token names (all when it names none).
     struct login_rights {
         std::size_t max_sessions = 1;
-        std::optional<std::vector<std::string>> rooms;
+        std::optional<room_grant> grant;  // the token's rooms and roles, when it has either
     };
     // The token check of a login when the settings ask for tokens; a token that does not prove
     // req.user refuses the login (refuse_login) and gives nullopt.
@@ -119,10 +120,10 @@ private:
     // Takes req.user in this node's registry; fails the request (false) when it is held.
     bool register_name(const request& req, std::size_t max_sessions);
     // Asks the cluster for the name (user_) on behalf of a login; finish_login runs when it answers.
-    void claim_in_cluster(cluster_link& cluster, std::string re, std::optional<std::vector<std::string>> rooms_claim);
+    void claim_in_cluster(cluster_link& cluster, std::string re, std::optional<room_grant> grant);
     // The end of a login that waited for the cluster to grant the name.
     void finish_login(cluster_link::claim_outcome outcome, std::string re,
-                      std::optional<std::vector<std::string>> rooms_claim);
+                      std::optional<room_grant> grant);
     // Logged in: `welcome`, with `conversations` when logs are given (token mode; on a node of a
     // cluster, unless Redis could not say), then the motd.
     void welcome(std::string_view re, const std::optional<std::vector<marked_log>>& logs);

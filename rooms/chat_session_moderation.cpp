@@ -57,6 +57,12 @@ void chat_session::on_moderate(request& req) {
     }
     room& target_room = *found->joined;
     const moderation_action action = action_of(req.type);
+    if (!keeps_identities()) {
+        fail(error_code::forbidden,
+             "without login tokens nobody holds a role in a room; administrators moderate through the admin API",
+             req.id);
+        return;
+    }
     room::moderation_request mr;
     mr.actor = user_;
     mr.action = action;
@@ -119,6 +125,12 @@ void chat_session::on_moderate(request& req) {
         return;
     case room::moderation_outcome::last_owner:
         fail(error_code::bad_request, "'" + target_room.name() + "' would be left without an owner", req.id);
+        return;
+    case room::moderation_outcome::too_many:
+        fail(error_code::bad_request,
+             "'" + target_room.name() + "' holds " + std::to_string(room::max_settings) +
+                 " bans, mutes and roles already; lift some first",
+             req.id);
         return;
     case room::moderation_outcome::gone:
         fail(error_code::not_in_room, "the room '" + target_room.name() + "' was closed", req.id);

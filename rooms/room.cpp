@@ -3,6 +3,7 @@
 #include "protocol/server_messages.hpp"
 #include "rooms/history/unix_clock.hpp"
 #include "rooms/room_directory.hpp"
+#include "rooms/room_settings.hpp"
 #include "rooms/worker_context.hpp"
 
 #include <algorithm>
@@ -21,7 +22,7 @@ constexpr std::uint32_t inline_fanout_limit = 64;
 }  // namespace
 
 room::room(std::string name, log_handle log, message_bus& bus, std::vector<worker_context*> workers,
-           room_directory* directory, bool permanent)
+           room_directory* directory, bool permanent, const std::vector<room_setting>& settings, bool identities)
     : name_(std::move(name)),
       log_(std::move(log)),
       bus_(bus),
@@ -29,7 +30,29 @@ room::room(std::string name, log_handle log, message_bus& bus, std::vector<worke
       directory_(directory),
       members_per_worker_(workers_.size(), 0),
       undelivered_(std::make_unique<std::atomic<std::uint32_t>[]>(workers_.size())),
-      permanent_(permanent) {}
+      permanent_(permanent),
+      identities_(identities) {
+    loaded_settings loaded = load_settings(settings);
+    moderation_ = std::move(loaded.moderation);
+    own_topic_ = std::move(loaded.topic);
+    std::lock_guard lock(mutex_);
+    note_care_locked();
+}
+
+void room::save_locked(const room_setting& setting) {
+    if (directory_ != nullptr) {
+        directory_->store().save_room_setting(name_, setting);
+    }
+}
+
+void room::note_care_locked() {
+    needs_care_.store(moderation_.has_timed() || moderation_.slow_mode_s() > 0, std::memory_order_relaxed);
+}
+
+void room::set_identities(bool identities) {
+    std::lock_guard lock(mutex_);
+    identities_ = identities;
+}
 
 room::join_result room::join(const join_request& request) {
     join_result result;
@@ -37,7 +60,7 @@ room::join_result room::join(const join_request& request) {
     if (closed_) {
         return result;  // gone
     }
-    if (moderation_.has_bans() && moderation_.ban_of(request.user, unix_millis()) != nullptr) {
+    if (identities_ && moderation_.has_bans() && moderation_.ban_of(request.user, unix_millis()) != nullptr) {
         result.outcome = join_result::status::banned;
         return result;
     }
@@ -46,9 +69,13 @@ room::join_result room::join(const join_request& request) {
         result.outcome = join_result::status::full;
         return result;
     }
-    if (request.owns_if_new && members_.empty() && remote_members_.empty() && !permanent_ &&
-        log_->last_seq() == 0 && moderation_.roles().empty()) {
-        moderation_.set_role(request.user, room_role::owner);
+    if (identities_) {
+        if (request.owns_if_new && members_.empty() && remote_members_.empty() && !permanent_ &&
+            log_->last_seq() == 0 && moderation_.roles().empty() && request.claimed_role == room_role::member) {
+            moderation_.set_role(request.user, room_role::owner);
+            save_locked(role_setting(request.user, room_role::owner));
+        }
+        moderation_.claim_role(request.user, request.claimed_role);
     }
     bool first_session_of_user = existing == members_.end();
     if (first_session_of_user) {
@@ -84,7 +111,25 @@ room::join_result room::describe(const join_request& request) const {
 
 void room::fill_reply_locked(const join_request& request, join_result& result) const {
     result.epoch = log_->epoch();
-    result.topic = topic_;
+    protocol::room_standing& standing = result.standing;
+    standing.topic = topic_locked();
+    standing.slow_mode_s = moderation_.slow_mode_s();
+    if (identities_) {
+        for (const auto& [user, role] : moderation_.roles()) {
+            standing.roles.emplace_back(user, std::string(role_name(role)));
+        }
+        const std::int64_t now = unix_millis();
+        auto list = [now](const std::map<std::string, sanction, std::less<>>& from,
+                          std::vector<protocol::sanction_info>& to) {
+            for (const auto& [user, s] : from) {
+                if (s.active_at(now)) {
+                    to.push_back({user, s.by, s.reason, s.until_ms});
+                }
+            }
+        };
+        list(moderation_.bans(), standing.bans);
+        list(moderation_.mutes(), standing.mutes);
+    }
     result.members.reserve(members_.size() + remote_members_.size());
     for (const auto& [user, sessions] : members_) {
         result.members.push_back(user);
@@ -149,13 +194,14 @@ void room::close_if_unused_locked() {
     }
 }
 
-bool room::set_declared(bool permanent, std::string topic) {
+bool room::set_declared(bool permanent, std::string topic, room_moderation::role_map roles) {
     std::lock_guard lock(mutex_);
     if (closed_) {
         return false;
     }
     permanent_ = permanent;
-    topic_ = std::move(topic);
+    configured_topic_ = std::move(topic);
+    moderation_.set_configured_roles(std::move(roles));
     close_if_unused_locked();
     return true;
 }
@@ -164,7 +210,7 @@ room::said room::say(std::string_view from, std::string_view text, std::int64_t 
                      std::string_view ack_id) {
     std::lock_guard lock(mutex_);
     if (!moderation_.says_unchecked()) {
-        if (moderation_.mute_of(from, ts) != nullptr) {
+        if (identities_ && moderation_.mute_of(from, ts) != nullptr) {
             return {0, say_refusal::muted};
         }
         if (!moderation_.take_say_turn(from, ts)) {

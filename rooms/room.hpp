@@ -1,7 +1,9 @@
 #pragma once
 
+#include "protocol/server_messages.hpp"
 #include "protocol/shared_frame.hpp"
 #include "registry/session_handle.hpp"
+#include "rooms/history/history_store.hpp"
 #include "rooms/history/log_cache.hpp"
 #include "rooms/history/room_log.hpp"
 #include "rooms/message_bus.hpp"
@@ -35,8 +37,12 @@ class worker_context;
 class room : public std::enable_shared_from_this<room> {
 public:
     // The room holds its log's handle: the log stays in memory while the room exists.
+    // settings: what the store holds for the room (history_store::room_settings); with a
+    // directory, changes are saved through the directory's store. identities: whether names are
+    // identities (token mode), see set_identities.
     room(std::string name, log_handle log, message_bus& bus, std::vector<worker_context*> workers,
-         room_directory* directory, bool permanent);
+         room_directory* directory, bool permanent, const std::vector<room_setting>& settings = {},
+         bool identities = false);
 
     const std::string& name() const { return name_; }
     // Member sessions right now; read without the lock (for `rooms` listings).
@@ -49,7 +55,7 @@ public:
         std::vector<protocol::shared_frame> history;
         std::optional<bool> recovered;
         std::uint64_t joined_event = 0;
-        std::string topic;
+        protocol::room_standing standing;  // topic, roles, slow mode, bans and mutes
     };
     struct join_request {
         std::string_view user;
@@ -63,6 +69,8 @@ public:
         std::size_t presence_max_members = 1000;
         // Token mode: the user who makes a room that never had a message or a role owns it.
         bool owns_if_new = false;
+        // Token mode: the role the user's token claims in this room (member: none).
+        room_role claimed_role = room_role::member;
     };
     // Adds the member and tells the others (presence join). `gone` means the room was closed
     // concurrently: look it up again.
@@ -80,7 +88,12 @@ public:
     // Declared in the configuration (exists with no members) or not, and its topic. A room
     // that stops being declared closes when its last member leaves, or now if it is empty.
     // Returns false when the room had already closed (look it up again).
-    bool set_declared(bool permanent, std::string topic);
+    // roles: the configuration's owners and moderators (applied only while names are identities).
+    bool set_declared(bool permanent, std::string topic, room_moderation::role_map roles = {});
+    // Whether names are identities (token mode). Without, stored roles, bans and mutes are kept
+    // but not applied, since the next holder of a free name is someone else (docs/security.md);
+    // the topic and slow mode apply either way.
+    void set_identities(bool identities);
 
     // Assigns the next seq, encodes the message once, stores it and fans it out. Returns the seq.
     // With ack_to, the sender's `ack` (re: ack_id) is queued first: the sender's own copy of the
@@ -105,8 +118,13 @@ public:
         room_role role = room_role::member;    // set_role
         std::string_view topic;                // set_topic
         std::int64_t interval_s = 0;           // set_slow_mode
+        // The admin API: no role needed (actor names the admin for the event). Roles, bans and
+        // mutes still need identities (token mode).
+        bool as_admin = false;
     };
-    enum class moderation_outcome { done, forbidden, not_a_member, unchanged, last_owner, gone };
+    enum class moderation_outcome { done, forbidden, not_a_member, unchanged, last_owner, too_many, gone };
+    // A room keeps at most this many bans, mutes and roles of its own (memory and store bounded).
+    static constexpr std::size_t max_settings = 10000;
     // Checks the actor's role and applies the action. When done, the action is an event in the
     // room's sequence (protocol::encode_moderation): stored and given to every member, the
     // actor's `ack` first, and replayed on catch-up. A kicked or banned user's sessions are not
@@ -116,8 +134,11 @@ public:
     // Gives a role without a check (the configuration's owners, a token's claim, the creator).
     void grant_role(std::string_view user, room_role role);
     room_role role_of(std::string_view user) const;
-    // Ends the timed bans and mutes that are over, each as an event; called from a periodic tick.
+    // Ends the timed bans and mutes that are over, each as an event, and forgets slow mode's
+    // old entries; called from a periodic tick for the rooms that need_care().
     void end_expired_sanctions(std::int64_t now_ms);
+    // Timed bans or mutes, or slow mode: the tick has work here. Read without the lock.
+    bool needs_care() const { return needs_care_.load(std::memory_order_relaxed); }
 
     // A `system` line to every member (an announcement; not stored, no seq).
     void announce(std::string_view text);
@@ -182,6 +203,12 @@ public:
     const log_handle& log() const { return log_; }
 
 private:
+    // Requires mutex_. Saves a changed setting through the directory's store.
+    void save_locked(const room_setting& setting);
+    // Requires mutex_. Updates needs_care().
+    void note_care_locked();
+    // Requires mutex_. The topic shown: the one set in the room, else the configuration's.
+    const std::string& topic_locked() const { return own_topic_ ? *own_topic_ : configured_topic_; }
     // Requires mutex_. Fills epoch, members, history and recovered of a `joined` reply.
     void fill_reply_locked(const join_request& request, join_result& result) const;
     // Requires mutex_. Posts frame to every worker with members; skips `except`. The calling
@@ -222,9 +249,12 @@ private:
     std::uint64_t event_ = 0;  // counts broadcasts, so a new member skips those it was shown already
     bool closed_ = false;      // removed from the directory: joiners must look again
     bool permanent_;           // declared in the configuration
-    std::string topic_;
+    bool identities_;          // names are identities: roles, bans and mutes apply
+    std::string configured_topic_;
+    std::optional<std::string> own_topic_;  // set by set_topic (stored); wins over the configuration's
     room_moderation moderation_;  // under mutex_
     std::atomic<std::size_t> member_count_{0};
+    std::atomic<bool> needs_care_{false};
 };
 
 }  // namespace parley::rooms

@@ -4,13 +4,30 @@
 
 namespace parley::rooms {
 
-bool room_grant::allows(std::string_view room) const {
-    return std::any_of(patterns_.begin(), patterns_.end(), [room](const std::string& p) {
-        if (!p.empty() && p.back() == '*') {
-            return room.starts_with(std::string_view(p).substr(0, p.size() - 1));
+namespace {
+
+bool matches(std::string_view pattern, std::string_view room) {
+    if (!pattern.empty() && pattern.back() == '*') {
+        return room.starts_with(pattern.substr(0, pattern.size() - 1));
+    }
+    return room == pattern;
+}
+
+}  // namespace
+
+bool room_grant::names(std::string_view room) const {
+    return patterns_ &&
+           std::any_of(patterns_->begin(), patterns_->end(), [room](const std::string& p) { return matches(p, room); });
+}
+
+room_role room_grant::role_in(std::string_view room) const {
+    room_role best = room_role::member;
+    for (const auto& [pattern, role] : roles_) {
+        if (matches(pattern, room)) {
+            best = std::max(best, role);
         }
-        return room == p;
-    });
+    }
+    return best;
 }
 
 room_access::room_access(const config::settings& settings) {
@@ -24,14 +41,14 @@ room_access::room_access(const config::settings& settings) {
 }
 
 bool room_access::may_join(std::string_view room, std::string_view user, const room_grant* grant) const {
-    if (grant != nullptr && grant->allows(room)) {
+    if (grant != nullptr && grant->names(room)) {
         return true;
     }
     if (auto it = private_members_.find(room); it != private_members_.end()) {
         return std::binary_search(it->second.begin(), it->second.end(), user);
     }
     // A public room: open unless the token limits this user's rooms.
-    return grant == nullptr;
+    return grant == nullptr || !grant->limits_rooms();
 }
 
 }  // namespace parley::rooms

@@ -1,6 +1,10 @@
 #pragma once
 
 #include "config/settings.hpp"
+#include "rooms/room_moderation.hpp"
+
+#include <optional>
+#include <utility>
 
 #include <string>
 #include <string_view>
@@ -9,15 +13,23 @@
 
 namespace parley::rooms {
 
-// The rooms a login token lets its user join (its `rooms` claim): exact room names, or a prefix
-// ending in '*' ("team-*" matches every room starting with "team-"; "*" matches all).
+// What a login token grants its user in rooms: the rooms it may join (its `rooms` claim; absent:
+// not limited) and its roles (its `roles` claim). Rooms are named exactly, or by a prefix ending
+// in '*' ("team-*" matches every room starting with "team-"; "*" matches all).
 class room_grant {
 public:
-    explicit room_grant(std::vector<std::string> patterns) : patterns_(std::move(patterns)) {}
-    bool allows(std::string_view room) const;
+    using role_patterns = std::vector<std::pair<std::string, room_role>>;
+    explicit room_grant(std::optional<std::vector<std::string>> patterns, role_patterns roles = {})
+        : patterns_(std::move(patterns)), roles_(std::move(roles)) {}
+    // Whether its `rooms` claim names room (false without one); limits_rooms: it has one.
+    bool names(std::string_view room) const;
+    bool limits_rooms() const { return patterns_.has_value(); }
+    // The highest role a pattern matching room gives (member: none).
+    room_role role_in(std::string_view room) const;
 
 private:
-    std::vector<std::string> patterns_;
+    std::optional<std::vector<std::string>> patterns_;
+    role_patterns roles_;
 };
 
 // Who may join which room, from one settings snapshot: rooms declared private admit only their

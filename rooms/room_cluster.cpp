@@ -168,7 +168,7 @@ void room::send_fresh_joined_locked() {
     join_request shown{};
     join_result state;
     fill_reply_locked(shown, state);
-    broadcast_locked(protocol::encode_joined(name_, state.epoch, state.members, state.history, false, {}, topic_),
+    broadcast_locked(protocol::encode_joined(name_, state.epoch, state.members, state.history, false, {}, &state.standing),
                      registry::session_handle{});
 }
 

@@ -15,7 +15,9 @@ room_directory::shard& room_directory::shard_for(std::string_view name) const {
 }
 
 std::shared_ptr<room> room_directory::make_room(std::string_view name, bool permanent) {
-    return std::make_shared<room>(std::string(name), store_.open(name), bus_, workers_, this, permanent);
+    log_handle log = store_.open(name);
+    return std::make_shared<room>(std::string(name), std::move(log), bus_, workers_, this, permanent,
+                                  store_.room_settings(name), identities_.load(std::memory_order_relaxed));
 }
 
 std::shared_ptr<room> room_directory::find(std::string_view name) const {
@@ -39,8 +41,12 @@ void room_directory::create_permanent(std::string_view name, std::string topic) 
     with_room(name, [&topic](room& r) { return r.set_declared(true, topic); });
 }
 
-void room_directory::declare(const std::vector<config::permanent_room>& rooms) {
+void room_directory::declare(const std::vector<config::permanent_room>& rooms, bool identities) {
     std::lock_guard lock(declared_mutex_);
+    identities_.store(identities, std::memory_order_relaxed);
+    for (const std::shared_ptr<room>& r : all()) {
+        r->set_identities(identities);
+    }
     for (const std::string& old : declared_) {
         bool still = std::any_of(rooms.begin(), rooms.end(), [&](const auto& r) { return r.name == old; });
         if (!still) {
@@ -51,8 +57,23 @@ void room_directory::declare(const std::vector<config::permanent_room>& rooms) {
     }
     declared_.clear();
     for (const auto& r : rooms) {
-        create_permanent(r.name, r.topic);
+        room_moderation::role_map roles;
+        for (const std::string& user : r.moderators) {
+            roles[user] = room_role::moderator;
+        }
+        for (const std::string& user : r.owners) {
+            roles[user] = room_role::owner;
+        }
+        with_room(r.name, [&](room& declared) { return declared.set_declared(true, r.topic, roles); });
         declared_.push_back(r.name);
+    }
+}
+
+void room_directory::tick(std::int64_t now_ms) {
+    for (const std::shared_ptr<room>& r : all()) {
+        if (r->needs_care()) {
+            r->end_expired_sanctions(now_ms);
+        }
     }
 }
 

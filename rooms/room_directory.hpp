@@ -5,6 +5,7 @@
 #include "rooms/message_bus.hpp"
 
 #include <array>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -47,9 +48,19 @@ public:
     }
     // A room that exists even with no members (declared in the configuration).
     void create_permanent(std::string_view name, std::string topic = {});
-    // Makes exactly these rooms the declared ones: creates those missing, updates topics, and
-    // lets rooms no longer declared close once empty. Called at start and on every reload.
-    void declare(const std::vector<config::permanent_room>& rooms);
+    // Makes exactly these rooms the declared ones: creates those missing, updates topics and
+    // configured roles, and lets rooms no longer declared close once empty. identities: names
+    // are identities (token mode), so roles, bans and mutes apply (room::set_identities).
+    // Called at start and on every reload.
+    void declare(const std::vector<config::permanent_room>& rooms, bool identities = false);
+
+    // The store rooms keep their settings in.
+    history_store& store() { return store_; }
+
+    // The periodic tick (a worker's housekeeping, about once a second): ends the timed bans and
+    // mutes that are over, as events, in the rooms that need it (room::needs_care). A walk over
+    // the rooms, which is cheap next to a second of traffic even with a hundred thousand.
+    void tick(std::int64_t now_ms);
     // Called by a room, under its lock, when its last member left.
     void erase(const room* r);
 
@@ -70,6 +81,7 @@ private:
 
     std::mutex declared_mutex_;  // serializes declare() calls; held across room calls
     std::vector<std::string> declared_;
+    std::atomic<bool> identities_{false};
     history_store& store_;
     message_bus& bus_;
     std::vector<worker_context*> workers_;

@@ -3,6 +3,8 @@
 
 #include "protocol/server_messages.hpp"
 #include "rooms/room.hpp"
+#include "rooms/room_directory.hpp"
+#include "rooms/room_settings.hpp"
 
 namespace parley::rooms {
 
@@ -32,8 +34,17 @@ room::moderation_outcome room::moderate(const moderation_request& request, std::
     if (closed_) {
         return moderation_outcome::gone;
     }
-    if (!moderation_.allows(request.actor, request.action, request.target)) {
+    const bool about_user = request.action != moderation_action::set_topic &&
+                            request.action != moderation_action::set_slow_mode;
+    // Without identities a role, ban or mute would pass to the next holder of the name.
+    if ((about_user && !identities_) ||
+        (!request.as_admin && (!identities_ || !moderation_.allows(request.actor, request.action, request.target)))) {
         return moderation_outcome::forbidden;
+    }
+    const bool adds_setting = request.action == moderation_action::ban || request.action == moderation_action::mute ||
+                              (request.action == moderation_action::set_role && request.role != room_role::member);
+    if (adds_setting && moderation_.sanction_count() + moderation_.own_roles().size() >= max_settings) {
+        return moderation_outcome::too_many;
     }
     protocol::moderation_event event;
     event.room = name_;
@@ -49,42 +60,54 @@ room::moderation_outcome room::moderate(const moderation_request& request, std::
         event.reason = request.reason;
         break;
     case moderation_action::ban:
-        moderation_.ban(request.target, {std::string(request.actor), std::string(request.reason),
-                                         request.until_ms.value_or(0)});
+    case moderation_action::mute: {
+        const bool ban = request.action == moderation_action::ban;
+        sanction s{std::string(request.actor), std::string(request.reason), request.until_ms.value_or(0)};
+        save_locked(sanction_setting(ban, request.target, &s));
+        if (ban) {
+            moderation_.ban(request.target, std::move(s));
+        } else {
+            moderation_.mute(request.target, std::move(s));
+        }
         event.reason = request.reason;
         event.until_ms = request.until_ms;
         break;
-    case moderation_action::mute:
-        moderation_.mute(request.target, {std::string(request.actor), std::string(request.reason),
-                                          request.until_ms.value_or(0)});
-        event.reason = request.reason;
-        event.until_ms = request.until_ms;
-        break;
+    }
     case moderation_action::unban:
         if (!moderation_.unban(request.target)) {
             return moderation_outcome::unchanged;
         }
+        save_locked(sanction_setting(true, request.target, nullptr));
         break;
     case moderation_action::unmute:
         if (!moderation_.unmute(request.target)) {
             return moderation_outcome::unchanged;
         }
+        save_locked(sanction_setting(false, request.target, nullptr));
         break;
     case moderation_action::set_role:
         if (!moderation_.set_role(request.target, request.role)) {
             return moderation_outcome::last_owner;
         }
+        save_locked(role_setting(request.target, request.role));
         event.role = role_name(request.role);
         break;
     case moderation_action::set_topic:
-        topic_ = std::string(request.topic);
-        event.topic = request.topic;
+        if (request.topic.empty()) {
+            own_topic_.reset();  // back to the configuration's, if any
+        } else {
+            own_topic_ = std::string(request.topic);
+        }
+        save_locked(topic_setting(request.topic));
+        event.topic = topic_locked();
         break;
     case moderation_action::set_slow_mode:
         moderation_.set_slow_mode(request.interval_s);
+        save_locked(slow_mode_setting(request.interval_s));
         event.interval_s = request.interval_s;
         break;
     }
+    note_care_locked();
     const std::int64_t seq = log_->last_seq() + 1;
     shared_frame frame = protocol::encode_moderation(event, seq, ts);
     log_->append(seq, ts, frame);
@@ -98,6 +121,7 @@ room::moderation_outcome room::moderate(const moderation_request& request, std::
 void room::grant_role(std::string_view user, room_role role) {
     std::lock_guard lock(mutex_);
     moderation_.set_role(user, role);
+    save_locked(role_setting(user, role));
 }
 
 room_role room::role_of(std::string_view user) const {
@@ -113,6 +137,7 @@ void room::end_expired_sanctions(std::int64_t now_ms) {
     const room_moderation::ended gone = moderation_.prune(now_ms);
     auto emit = [&](std::string_view action, const std::vector<std::string>& users) {
         for (const std::string& user : users) {
+            save_locked(sanction_setting(action == "unban", user, nullptr));
             protocol::moderation_event event;
             event.room = name_;
             event.action = action;
@@ -125,6 +150,7 @@ void room::end_expired_sanctions(std::int64_t now_ms) {
     };
     emit("unban", gone.bans);
     emit("unmute", gone.mutes);
+    note_care_locked();
 }
 
 }  // namespace parley::rooms

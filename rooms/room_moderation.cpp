@@ -23,18 +23,48 @@ std::optional<room_role> parse_role(std::string_view name) {
     return std::nullopt;
 }
 
+namespace {
+
+room_role role_in(const room_moderation::role_map& roles, std::string_view user) {
+    auto it = roles.find(user);
+    return it == roles.end() ? room_role::member : it->second;
+}
+
+}  // namespace
+
 room_role room_moderation::role_of(std::string_view user) const {
-    auto it = roles_.find(user);
-    return it == roles_.end() ? room_role::member : it->second;
+    return std::max({role_in(roles_, user), role_in(configured_, user), role_in(claimed_, user)});
+}
+
+room_moderation::role_map room_moderation::roles() const {
+    role_map all = roles_;
+    for (const role_map* more : {&configured_, &claimed_}) {
+        for (const auto& [user, role] : *more) {
+            room_role& held = all[user];
+            held = std::max(held, role);
+        }
+    }
+    return all;
+}
+
+void room_moderation::claim_role(std::string_view user, room_role role) {
+    if (role == room_role::member) {
+        return;
+    }
+    room_role& held = claimed_[std::string(user)];
+    held = std::max(held, role);
 }
 
 bool room_moderation::set_role(std::string_view user, room_role role) {
     auto it = roles_.find(user);
-    const bool was_owner = it != roles_.end() && it->second == room_role::owner;
-    if (was_owner && role != room_role::owner) {
-        const auto owners = std::count_if(roles_.begin(), roles_.end(),
+    if (role_of(user) == room_role::owner && role != room_role::owner) {
+        // Whoever else owns the room, from any source, keeps it owned.
+        const role_map all = roles();
+        const auto owners = std::count_if(all.begin(), all.end(),
                                           [](const auto& entry) { return entry.second == room_role::owner; });
-        if (owners == 1) {
+        // The user stays an owner anyway when the configuration or a token makes it one.
+        const bool stays = std::max(role_in(configured_, user), role_in(claimed_, user)) == room_role::owner;
+        if (owners == 1 && !stays) {
             return false;
         }
     }
@@ -72,6 +102,11 @@ bool room_moderation::allows(std::string_view actor, moderation_action action, s
     }
     }
     return false;
+}
+
+bool room_moderation::has_timed() const {
+    auto timed = [](const auto& entry) { return entry.second.until_ms != 0; };
+    return std::any_of(bans_.begin(), bans_.end(), timed) || std::any_of(mutes_.begin(), mutes_.end(), timed);
 }
 
 bool room_moderation::unban(std::string_view user) {

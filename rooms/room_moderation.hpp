@@ -39,13 +39,28 @@ struct sanction {
 //   set the topic and the slow mode; it never sets roles;
 // - a member may do none of these.
 // Timed bans and mutes end by themselves: an expired one counts as absent, and prune() drops it.
+//
+// Roles come from three places, and a user's role is the highest of them: the room's own (set by
+// set_role, the creator's ownership; stored), the configuration's owners and moderators of a
+// permanent room, and the `roles` claim of a member's token. set_role changes only the room's
+// own: a role the configuration or a token gives is changed there.
 class room_moderation {
 public:
+    using role_map = std::map<std::string, room_role, std::less<>>;
+
     room_role role_of(std::string_view user) const;
-    // Sets or clears (member) a role. Returns false when it would leave the room without an
-    // owner although it had one.
+    // Sets or clears (member) the room's own role of user. Returns false when it would leave the
+    // room without an owner although it had one.
     bool set_role(std::string_view user, room_role role);
-    const std::map<std::string, room_role, std::less<>>& roles() const { return roles_; }
+    // The room's own roles (owners and moderators; what is stored).
+    const role_map& own_roles() const { return roles_; }
+    // Everyone with a role above member, from every source, with the highest.
+    role_map roles() const;
+    // The configuration's roles (replaced on every reload).
+    void set_configured_roles(role_map roles) { configured_ = std::move(roles); }
+    // A token's claim, recorded when its holder joins (kept while the room exists: every login
+    // presents the token again).
+    void claim_role(std::string_view user, room_role role);
 
     // Whether `actor` may do `action` to `target` (empty for actions on the room itself).
     bool allows(std::string_view actor, moderation_action action, std::string_view target) const;
@@ -76,8 +91,17 @@ public:
     };
     ended prune(std::int64_t now_ms);
 
+    // Bans and mutes, for `joined` (expired ones included until prune()).
+    const std::map<std::string, sanction, std::less<>>& bans() const { return bans_; }
+    const std::map<std::string, sanction, std::less<>>& mutes() const { return mutes_; }
+    std::size_t sanction_count() const { return bans_.size() + mutes_.size(); }
+    // Whether some ban or mute ends by itself (prune() has work some day).
+    bool has_timed() const;
+
 private:
-    std::map<std::string, room_role, std::less<>> roles_;  // owners and moderators only
+    role_map roles_;       // the room's own: owners and moderators only
+    role_map configured_;  // from the configuration
+    role_map claimed_;     // from members' tokens
     std::map<std::string, sanction, std::less<>> bans_;
     std::map<std::string, sanction, std::less<>> mutes_;
     std::map<std::string, std::int64_t, std::less<>> last_say_ms_;  // only while slow mode is on

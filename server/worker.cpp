@@ -152,6 +152,10 @@ void worker::housekeeping() {
     }
     if (index_ == 0) {
         heap_return_.tick(chat_.hub().history().stats().evicted_bytes, std::chrono::steady_clock::now());
+        // About once a second: timed bans and mutes end, as events in their rooms.
+        if (++housekeeping_passes_ % 4 == 0) {
+            chat_.hub().rooms().tick(rooms::unix_millis());
+        }
     }
     // check_timeouts() only queues frames and starts closes; it never detaches a connection, so
     // the list cannot change under this loop.

@@ -130,6 +130,7 @@ private:
     heap_return heap_return_;  // worker 0's: gives evicted room logs' heap back
     protocol::shared_frame ping_frame_;
     std::unique_ptr<boost::asio::steady_timer> housekeeping_timer_;
+    unsigned housekeeping_passes_ = 0;
     std::unique_ptr<boost::asio::steady_timer> shutdown_timer_;   // the deadline
     std::unique_ptr<boost::asio::steady_timer> batch_timer_;      // spreads the 1001 closes
     std::vector<boost::intrusive_ptr<ws_connection>> to_close_;         // open at shutdown, not yet closed

@@ -32,6 +32,15 @@ struct read_marker {
     std::int64_t seq = 0;
 };
 
+// One stored setting of a room: who holds a role, a ban or a mute, the topic, the slow mode. The
+// store keeps them as opaque text keyed by (kind, subject); rooms/room_settings.cpp says what
+// they mean. Kinds are short words ("role", "ban", ...), subject a user name or empty.
+struct room_setting {
+    std::string kind;
+    std::string subject;
+    std::string value;  // empty in save_room_setting: the setting is removed
+};
+
 // The end of a history read: the whole answer, oldest first, or nullopt when storage could not
 // be read (the client is told `unavailable`, never given a page that only looks complete).
 using history_done = std::function<void(std::optional<std::vector<protocol::shared_frame>>)>;
@@ -74,6 +83,15 @@ public:
     // The last seq and its time of the log called key, without loading its messages; zeros when
     // there is no such log.
     virtual log_activity activity(std::string_view key) = 0;
+
+    // ---- room settings (roles, bans, mutes, topic, slow mode) ----
+
+    // Every setting stored for room, in no order (what a later save_room_setting gave included).
+    // Read when a room is made; throws sqlite_error when the file cannot be read.
+    virtual std::vector<room_setting> room_settings(std::string_view room) = 0;
+    // Stores (or, with an empty value, removes) one setting. A durable store writes it on its
+    // writer's next pass, never on the caller's thread.
+    virtual void save_room_setting(std::string_view room, const room_setting& setting) = 0;
 
 protected:
     // Reads an answer's stored part and calls done with the whole answer (join_answer). The

@@ -1,5 +1,6 @@
 #include "rooms/history/memory_history_store.hpp"
 
+#include "rooms/history/room_setting_book.hpp"
 #include "rooms/history/unix_clock.hpp"
 
 #include <algorithm>
@@ -34,6 +35,16 @@ public:
         s.evictions = logs_.evictions();
         s.evicted_bytes = logs_.evicted_bytes();
         return s;
+    }
+
+    // Room settings live as long as the process, as messages do here.
+    std::vector<room_setting> room_settings(std::string_view room) override {
+        std::vector<room_setting> out;
+        settings_.overlay(room, out);
+        return out;
+    }
+    void save_room_setting(std::string_view room, const room_setting& setting) override {
+        settings_.put(room, setting);
     }
 
     std::vector<read_marker> read_markers(std::string_view user) override {
@@ -85,6 +96,7 @@ private:
     bool evicted_ = false;
     std::int64_t latest_epoch_;  // the highest epoch given to a log
     std::mutex mutex_;           // markers_
+    room_setting_book settings_;
     // user -> log key -> seq; memory is the whole store, so they last the daemon's lifetime.
     std::map<std::string, std::map<std::string, std::int64_t, std::less<>>, std::less<>> markers_;
     log_cache logs_;             // last: its logs go before the rest

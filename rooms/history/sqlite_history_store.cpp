@@ -31,8 +31,9 @@ using protocol::shared_frame;
 // "PRLY": marks the file as parley's, so a daemon pointed at another program's database
 // refuses it instead of adding tables to it.
 constexpr std::int64_t application_id = 0x50524c59;
-// 2 added the markers table (read markers of token-mode users).
-constexpr std::int64_t schema_version = 2;
+// 2 added the markers table (read markers of token-mode users), 3 the room_settings table
+// (roles, bans, mutes, topic and slow mode of rooms).
+constexpr std::int64_t schema_version = 3;
 
 constexpr const char* schema = R"sql(
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -57,6 +58,13 @@ CREATE TABLE IF NOT EXISTS markers (
     key TEXT NOT NULL,
     seq INTEGER NOT NULL,
     PRIMARY KEY (user, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS room_settings (
+    room TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (room, kind, subject)
 ) WITHOUT ROWID;
 )sql";
 
@@ -204,6 +212,7 @@ public:
           last_seq_(setup_.prepare("SELECT max(last_seq) FROM chunks WHERE room_id = ?1")),
           first_seq_(setup_.prepare("SELECT first_seq FROM chunks WHERE room_id = ?1 ORDER BY last_seq LIMIT 1")),
           markers_of_(setup_.prepare("SELECT key, seq FROM markers WHERE user = ?1")),
+          settings_of_(setup_.prepare("SELECT kind, subject, value FROM room_settings WHERE room = ?1")),
           newest_chunk_(setup_.prepare("SELECT c.last_seq, c.last_ts FROM rooms r JOIN chunks c ON c.room_id = r.id "
                                        "WHERE r.name = ?1 ORDER BY c.last_seq DESC LIMIT 1")),
           loader_(setup_.limit_cache(256)),
@@ -290,6 +299,25 @@ public:
 
     void save_marker(std::string_view user, std::string_view key, std::int64_t seq) override {
         writer_.markers().record(user, key, seq);
+    }
+
+    std::vector<room_setting> room_settings(std::string_view room) override {
+        std::vector<room_setting> out;
+        {
+            std::lock_guard lock(setup_mutex_);
+            settings_of_.bind(1, room);
+            while (settings_of_.step()) {
+                out.push_back({std::string(settings_of_.text(0)), std::string(settings_of_.text(1)),
+                               std::string(settings_of_.text(2))});
+            }
+            settings_of_.reset();
+        }
+        writer_.settings().overlay(room, out);
+        return out;
+    }
+
+    void save_room_setting(std::string_view room, const room_setting& setting) override {
+        writer_.settings().record(room, setting);
     }
 
     log_activity activity(std::string_view key) override {
@@ -463,6 +491,7 @@ private:
     sqlite_statement last_seq_;
     sqlite_statement first_seq_;
     sqlite_statement markers_of_;
+    sqlite_statement settings_of_;
     sqlite_statement newest_chunk_;
     history_chunk_reader loader_;  // on setup_
     log_cache logs_;

@@ -48,6 +48,7 @@ sqlite_history_writer::sqlite_history_writer(const sqlite_history_options& optio
       delete_through_(db_.prepare("DELETE FROM chunks WHERE room_id = ?1 AND last_seq <= ?2")),
       first_seq_(db_.prepare("SELECT first_seq FROM chunks WHERE room_id = ?1 ORDER BY last_seq LIMIT 1")),
       markers_(db_),
+      settings_(db_),
       between_batches_(std::move(between_batches)) {
     // WAL with NORMAL sync: a commit is in the log file when COMMIT returns, so a killed daemon
     // loses nothing committed; only a power cut can lose the commits since the last checkpoint.
@@ -182,7 +183,7 @@ void sqlite_history_writer::run() {
             continue;
         }
         if (!flush_markers() && stopping && ++marker_failures_at_stop >= stop_attempts) {
-            report("stopping with read markers that could not be written");
+            report("stopping with read markers or room settings that could not be written");
             break;
         }
         if (options_.max_age_ms > 0 && now >= next_expiry_) {
@@ -213,7 +214,7 @@ void sqlite_history_writer::run() {
         }
         if (stopping) {
             std::lock_guard lock(mutex_);
-            if (queue_.empty() && markers_.idle()) {
+            if (queue_.empty() && markers_.idle() && settings_.idle()) {
                 break;
             }
         }
@@ -230,10 +231,11 @@ void sqlite_history_writer::run() {
 bool sqlite_history_writer::flush_markers() {
     try {
         markers_.flush();
+        settings_.flush();
         return true;
     } catch (const sqlite_error& e) {
         failures_.fetch_add(1, std::memory_order_relaxed);
-        report(std::string("writing read markers failed (kept, retrying): ") + e.what());
+        report(std::string("writing read markers or room settings failed (kept, retrying): ") + e.what());
         return false;
     }
 }

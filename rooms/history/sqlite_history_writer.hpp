@@ -7,6 +7,7 @@
 #include "rooms/history/sqlite_database.hpp"
 #include "rooms/history/sqlite_history_store.hpp"
 #include "rooms/history/sqlite_marker_table.hpp"
+#include "rooms/history/sqlite_setting_table.hpp"
 
 #include <chrono>
 #include <condition_variable>
@@ -69,6 +70,9 @@ public:
     // Read markers, written by this thread after each batch of messages.
     sqlite_marker_table& markers() { return markers_; }
     const sqlite_marker_table& markers() const { return markers_; }
+    // Room settings (roles, bans, ...), written by this thread with the markers.
+    sqlite_setting_table& settings() { return settings_; }
+    const sqlite_setting_table& settings() const { return settings_; }
 
 private:
     struct pending {
@@ -127,6 +131,7 @@ private:
     std::atomic<std::uint64_t> written_{0};
     std::atomic<std::uint64_t> failures_{0};
     sqlite_marker_table markers_;  // on db_
+    sqlite_setting_table settings_;  // on db_
     const std::function<void()> between_batches_;
     std::thread thread_;  // last: starts after everything above exists
 };

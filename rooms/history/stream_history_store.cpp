@@ -1,5 +1,7 @@
 #include "rooms/history/stream_history_store.hpp"
 
+#include "rooms/history/room_setting_book.hpp"
+
 #include <atomic>
 #include <memory>
 #include <string>
@@ -40,6 +42,17 @@ public:
     // cluster_link. (A conversation's log here only names its stream for dm_history's reads.)
     std::vector<read_marker> read_markers(std::string_view) override { return {}; }
     void save_marker(std::string_view, std::string_view, std::int64_t) override {}
+
+    // Room settings: kept by this node for as long as it runs. Sharing them through Redis, so
+    // that every node and a restart see them, is the cluster's part (docs/cluster.md).
+    std::vector<room_setting> room_settings(std::string_view room) override {
+        std::vector<room_setting> out;
+        settings_.overlay(room, out);
+        return out;
+    }
+    void save_room_setting(std::string_view room, const room_setting& setting) override {
+        settings_.put(room, setting);
+    }
 
     log_activity activity(std::string_view key) override {
         return logs_.activity(key).value_or(log_activity{});
@@ -98,6 +111,7 @@ private:
     // Shared with the reads in flight, which may answer after the store is gone.
     std::shared_ptr<std::atomic<bool>> stopped_ = std::make_shared<std::atomic<bool>>(false);
     log_cache logs_{*this, log_cache::unlimited, false};
+    room_setting_book settings_;
 };
 
 }  // namespace
