@@ -4,6 +4,7 @@
 #include "protocol/server_messages.hpp"
 #include "rooms/chat_hub.hpp"
 #include "rooms/chat_session.hpp"
+#include "rooms/history/unix_clock.hpp"
 #include "rooms/room.hpp"
 #include "rooms/session_task.hpp"
 #include "rooms/worker_context.hpp"
@@ -66,6 +67,36 @@ std::optional<std::size_t> close_room(chat_hub& hub, std::string_view room_name,
         w->executor().post([w, target, why = std::string(reason)] { w->evict_members(target.get(), why); });
     }
     return members;
+}
+
+void remove_from_room(chat_hub& hub, const std::shared_ptr<room>& r, std::string_view user, std::string notice) {
+    std::vector<registry::session_handle> handles;
+    hub.users().lookup_all(user, handles);
+    for (registry::session_handle h : handles) {
+        post_to_session(hub, h, [r, notice](chat_session& s) { s.remove_from(r.get(), notice); });
+    }
+}
+
+room::moderation_outcome moderate_as_admin(chat_hub& hub, std::string_view room_name,
+                                           room::moderation_request request) {
+    request.as_admin = true;
+    room::moderation_outcome outcome = room::moderation_outcome::gone;
+    std::shared_ptr<room> target = hub.rooms().with_room(room_name, [&](room& r) {
+        outcome = r.moderate(request, unix_millis(), nullptr, {});
+        return outcome != room::moderation_outcome::gone;
+    });
+    if (outcome == room::moderation_outcome::done &&
+        (request.action == moderation_action::kick || request.action == moderation_action::ban)) {
+        std::string notice = std::string(request.action == moderation_action::kick ? "you were removed from '"
+                                                                                   : "you were banned from '") +
+                             target->name() + "' by an administrator";
+        if (!request.reason.empty()) {
+            notice.append(": ").append(request.reason);
+        }
+        remove_from_room(hub, target, request.target, std::move(notice));
+    }
+    target->close_if_unused();
+    return outcome;
 }
 
 }  // namespace parley::rooms

@@ -1,6 +1,9 @@
 #pragma once
 
 #include "protocol/close_code.hpp"
+#include "rooms/room.hpp"
+
+#include <memory>
 
 #include <cstddef>
 #include <optional>
@@ -36,6 +39,17 @@ void announce_to_all(chat_hub& hub, std::string_view text);
 
 // A `system` line to the members of room; false when no such room exists.
 bool announce_to_room(chat_hub& hub, std::string_view room, std::string_view text);
+
+// Every session of user on this node leaves room r, each on its own worker, getting `left` and
+// notice as a system line (a kick or a ban).
+void remove_from_room(chat_hub& hub, const std::shared_ptr<room>& r, std::string_view user, std::string notice);
+
+// A moderation action as the administrator: no role is needed (request.as_admin is set here, and
+// request.actor names the administrator in the event). The room is made when it does not exist
+// (a ban or a topic may come before anyone joins) and closes again if nobody is in it. A kicked
+// or banned user's sessions leave the room.
+room::moderation_outcome moderate_as_admin(chat_hub& hub, std::string_view room_name,
+                                           room::moderation_request request);
 
 // Every member leaves room (each gets `left` and a system line with the reason); a room not
 // declared in the configuration then disappears. Returns the members it had, or nullopt when no

@@ -8,6 +8,7 @@
 
 #include "protocol/names.hpp"
 #include "protocol/server_messages.hpp"
+#include "rooms/admin_actions.hpp"
 #include "rooms/chat_hub.hpp"
 #include "rooms/chat_session.hpp"
 #include "rooms/history/unix_clock.hpp"
@@ -23,13 +24,6 @@ using protocol::error_code;
 using protocol::request_type;
 
 namespace {
-
-// A ban or mute lasts at most a year when timed (absent: until lifted); slow mode at most a day.
-constexpr std::int64_t max_duration_s = 366LL * 24 * 3600;
-constexpr std::int64_t max_interval_s = 24 * 3600;
-// A reason is shown to everyone in the room and kept in its history: a line, not a text.
-constexpr std::size_t max_reason_bytes = 256;
-constexpr std::size_t max_topic_bytes = 512;
 
 moderation_action action_of(request_type type) {
     switch (type) {
@@ -78,9 +72,9 @@ void chat_session::on_moderate(request& req) {
     mr.reason = req.reason;
     const std::int64_t now = unix_millis();
     if (req.duration_s) {
-        if (*req.duration_s < 1 || *req.duration_s > max_duration_s) {
+        if (*req.duration_s < 1 || *req.duration_s > max_sanction_s) {
             fail(error_code::bad_request,
-                 "duration_s must be from 1 to " + std::to_string(max_duration_s) + " (absent: until lifted)", req.id);
+                 "duration_s must be from 1 to " + std::to_string(max_sanction_s) + " (absent: until lifted)", req.id);
             return;
         }
         mr.until_ms = now + *req.duration_s * 1000;
@@ -101,8 +95,8 @@ void chat_session::on_moderate(request& req) {
         mr.topic = req.text;
     }
     if (action == moderation_action::set_slow_mode) {
-        if (*req.interval_s > max_interval_s) {
-            fail(error_code::bad_request, "interval_s must be from 0 (off) to " + std::to_string(max_interval_s),
+        if (*req.interval_s > max_slow_mode_s) {
+            fail(error_code::bad_request, "interval_s must be from 0 (off) to " + std::to_string(max_slow_mode_s),
                  req.id);
             return;
         }
@@ -144,12 +138,7 @@ void chat_session::on_moderate(request& req) {
         if (!req.reason.empty()) {
             notice.append(": ").append(req.reason);
         }
-        std::vector<registry::session_handle> handles;
-        worker_.hub().users().lookup_all(req.user, handles);
-        std::shared_ptr<room> kept = found->joined;
-        for (registry::session_handle h : handles) {
-            post_to_session(worker_.hub(), h, [kept, notice](chat_session& s) { s.remove_from(kept.get(), notice); });
-        }
+        remove_from_room(worker_.hub(), found->joined, req.user, std::move(notice));
     }
 }
 

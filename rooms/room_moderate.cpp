@@ -36,8 +36,9 @@ room::moderation_outcome room::moderate(const moderation_request& request, std::
     }
     const bool about_user = request.action != moderation_action::set_topic &&
                             request.action != moderation_action::set_slow_mode;
-    // Without identities a role, ban or mute would pass to the next holder of the name.
-    if ((about_user && !identities_) ||
+    // Without identities a role, ban or mute would pass to the next holder of the name (a kick
+    // keeps nothing).
+    if ((about_user && request.action != moderation_action::kick && !identities_) ||
         (!request.as_admin && (!identities_ || !moderation_.allows(request.actor, request.action, request.target)))) {
         return moderation_outcome::forbidden;
     }

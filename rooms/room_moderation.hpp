@@ -16,6 +16,14 @@ std::string_view role_name(room_role role);
 // nullopt for a name that is not a role.
 std::optional<room_role> parse_role(std::string_view name);
 
+// Limits of what a moderation request may carry (the protocol's and the admin API's).
+// A ban or mute lasts at most a year when timed (absent: until lifted); slow mode at most a day.
+constexpr std::int64_t max_sanction_s = 366LL * 24 * 3600;
+constexpr std::int64_t max_slow_mode_s = 24 * 3600;
+// A reason is shown to everyone in the room and kept in its history: a line, not a text.
+constexpr std::size_t max_reason_bytes = 256;
+constexpr std::size_t max_topic_bytes = 512;
+
 // What can be done to a member of a room, or to the room, and who may do it.
 enum class moderation_action : unsigned char { kick, ban, unban, mute, unmute, set_role, set_topic, set_slow_mode };
 

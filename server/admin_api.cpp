@@ -3,6 +3,7 @@
 #include "protocol/access_token.hpp"
 #include "rooms/admin_actions.hpp"
 #include "rooms/chat_hub.hpp"
+#include "server/admin_moderation.hpp"
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -163,7 +164,8 @@ admin_reply handle_admin(http::verb method, std::string_view path, std::string_v
                                        {"/admin/rooms", http::verb::get},
                                        {"/admin/kick", http::verb::post},
                                        {"/admin/announce", http::verb::post},
-                                       {"/admin/close_room", http::verb::post}};
+                                       {"/admin/close_room", http::verb::post},
+                                       {"/admin/moderate", http::verb::post}};
     const route* found = nullptr;
     for (const route& r : routes) {
         if (r.path == path) {
@@ -203,6 +205,9 @@ admin_reply handle_admin(http::verb method, std::string_view path, std::string_v
     }
     if (path == "/admin/announce") {
         return announce(*parsed, hub, settings);
+    }
+    if (path == "/admin/moderate") {
+        return moderate_from_admin(*parsed, hub);
     }
     return close_room(*parsed, hub);
 }

@@ -23,6 +23,7 @@ namespace parley::server {
 //   POST /admin/kick        {"user", "reason"?}  every connection of the user is closed with 4000
 //   POST /admin/announce    {"text", "room"?}    a system line to everyone, or to one room
 //   POST /admin/close_room  {"room", "reason"?}  every member leaves the room
+//   POST /admin/moderate    {"room", "action", ...}  ban, mute, roles, topic... (admin_moderation.hpp)
 //
 // Errors: 401 (no or wrong token), 404 (unknown path, user not online, no such room), 405 (wrong
 // method, with Allow), 400 (body not a JSON object, a field missing or invalid), each with

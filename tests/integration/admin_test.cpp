@@ -1,7 +1,9 @@
 // The admin API against the real daemon: bearer token, listing users and rooms, kicking a user
-// (close 4000), announcements to all and to a room, closing a room; 401, 404, 405 and 400.
+// (close 4000), announcements to all and to a room, closing a room, moderation with its audit
+// lines; 401, 403, 404, 405 and 400.
 #include "http_response.hpp"
 #include "test_support.hpp"
+#include "tests/token_minter.hpp"
 
 #include <thread>
 
@@ -141,6 +143,88 @@ TEST_F(AdminOffTest, WithoutAnAdminTokenTheApiDoesNotExist) {
     http_response r = parse_http_response(client.raw_http(
         "GET /admin/users HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \r\nConnection: close\r\n\r\n"));
     EXPECT_EQ(r.status, 404);
+}
+
+// The admin API's moderation, in token mode (roles, bans and mutes are about identities).
+class AdminModerationTest : public AdminTest {
+protected:
+    std::string daemon_config() const override {
+        return AdminTest::daemon_config() + "[auth]\nmode = \"token\"\ntoken_secret = \"" + test_tokens::token_secret +
+               "\"\n";
+    }
+    ws_client holder_of(const std::string& user) {
+        ws_client client = connect();
+        const json reply =
+            call(client, {{"type", "login"}, {"user", user}, {"token", test_tokens::token_for(user)}, {"id", "in"}});
+        EXPECT_EQ(reply.value("type", ""), "welcome") << reply;
+        return client;
+    }
+    // The daemon's audit lines so far.
+    std::vector<std::string> audit_lines() const {
+        std::vector<std::string> out;
+        for (const std::string& line : daemon_->output()) {
+            if (line.find("admin audit: ") != std::string::npos) {
+                out.push_back(line);
+            }
+        }
+        return out;
+    }
+};
+
+TEST_F(AdminModerationTest, ABanMuteRoleAndTopicFromTheApiTakeEffectAndAreAudited) {
+    ws_client mike = holder_of("mike");
+    ws_client olivia = holder_of("olivia");
+    join_room(olivia, "den");
+    join_room(mike, "den");
+    ok_json("POST", "/admin/moderate", {{"room", "den"}, {"action", "set_topic"}, {"text", "Be kind"}});
+    ok_json("POST", "/admin/moderate",
+            {{"room", "den"}, {"action", "ban"}, {"user", "mike"}, {"reason", "spam"}, {"duration_s", 600}});
+    const json event = read_until(olivia, [](const json& m) {
+                           return m.value("type", "") == "moderation" && m.value("action", "") == "ban";
+                       }).back();
+    EXPECT_EQ(event.value("by", ""), "@admin");
+    EXPECT_EQ(event.value("user", ""), "mike");
+    EXPECT_TRUE(event.contains("until"));
+    wait_type(mike, "left");
+    expect_error_reply(mike, {{"type", "join"}, {"room", "den"}, {"id", "j"}}, "banned");
+    ok_json("POST", "/admin/moderate", {{"room", "den"}, {"action", "set_role"}, {"user", "mike"}, {"role", "moderator"}});
+    ok_json("POST", "/admin/moderate", {{"room", "quiet"}, {"action", "mute"}, {"user", "olivia"}});
+    EXPECT_EQ(join_room(olivia, "quiet").value("mutes", json::array()).size(), 1u) << "a mute before anyone joined";
+    expect_error_reply(olivia, {{"type", "say"}, {"room", "quiet"}, {"text", "hi"}, {"id", "s"}}, "muted");
+
+    const std::vector<std::string> lines = audit_lines();
+    ASSERT_EQ(lines.size(), 4u);
+    EXPECT_NE(lines[1].find(R"("action":"ban")"), std::string::npos) << lines[1];
+    EXPECT_NE(lines[1].find(R"("user":"mike")"), std::string::npos) << lines[1];
+    EXPECT_NE(lines[1].find(R"("reason":"spam")"), std::string::npos) << lines[1];
+    EXPECT_NE(lines[1].find(R"("until":)"), std::string::npos) << lines[1];
+    EXPECT_NE(lines[2].find(R"("role":"moderator")"), std::string::npos) << lines[2];
+}
+
+TEST_F(AdminModerationTest, BadModerationRequestsChangeNothing) {
+    ws_client olivia = holder_of("olivia");
+    join_room(olivia, "den");
+    auto status_of = [this](const json& body) { return request("POST", "/admin/moderate", body.dump()).status; };
+    EXPECT_EQ(status_of({{"room", "den"}, {"action", "ban"}, {"user", "mike"}, {"duration_s", 0}}), 400);
+    EXPECT_EQ(status_of({{"room", "den"}, {"action", "set_role"}, {"user", "mike"}, {"role", "king"}}), 400);
+    EXPECT_EQ(status_of({{"room", "den"}, {"action", "promote"}, {"user", "mike"}}), 400);
+    EXPECT_EQ(status_of({{"room", "den"}, {"action", "ban"}, {"user", "no spaces"}}), 400);
+    EXPECT_EQ(status_of({{"room", "den"}, {"action", "kick"}, {"user", "nobody"}}), 404);
+    EXPECT_EQ(status_of({{"room", "den"}, {"action", "unmute"}, {"user", "olivia"}}), 404);
+    EXPECT_EQ(status_of({{"room", "den"}, {"action", "set_role"}, {"user", "olivia"}, {"role", "member"}}), 409)
+        << "the creator is the room's only owner";
+    EXPECT_TRUE(audit_lines().empty()) << "nothing was done";
+    EXPECT_EQ(call(olivia, {{"type", "say"}, {"room", "den"}, {"text", "still here"}, {"id", 1}}).value("type", ""),
+              "ack");
+}
+
+TEST_F(AdminTest, WithoutTokensTheApiBansNobody) {
+    ws_client mike = login("mike");
+    join_room(mike, "den");
+    EXPECT_EQ(request("POST", "/admin/moderate", json{{"room", "den"}, {"action", "ban"}, {"user", "mike"}}.dump()).status,
+              403);
+    ok_json("POST", "/admin/moderate", {{"room", "den"}, {"action", "set_topic"}, {"text", "Open to all"}});
+    EXPECT_EQ(join_room(mike, "den").value("topic", ""), "Open to all") << "a topic is about the room, not a name";
 }
 
 }  // namespace
