@@ -19,6 +19,8 @@ public:
 
 private:
     void stored(std::int64_t, std::int64_t, const protocol::shared_frame&) override {}
+    // revised(): the default (nothing). room_log::revise replaced the frame in memory, and
+    // memory is all there is: the old frame is gone once no queue of a session holds it.
 };
 
 class memory_history_store final : public history_store, private log_cache::policy {

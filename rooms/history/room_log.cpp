@@ -114,7 +114,7 @@ room_log::iterator room_log::live_begin() const {
         auto excess = static_cast<std::ptrdiff_t>(entries_.size() - memory_limit_);
         std::int64_t durable = durable_seq_.load(std::memory_order_acquire);
         begin = std::upper_bound(begin, begin + excess, durable,
-                                 [](std::int64_t seq, const entry& e) { return seq < e.seq; });
+                                 [](std::int64_t seq, const log_entry& e) { return seq < e.seq; });
     }
     if (max_age_ms_ == 0) {
         return begin;
@@ -122,13 +122,42 @@ room_log::iterator room_log::live_begin() const {
     // Times grow with seq (up to clock steps), so the expired ones are a prefix, and a short one:
     // each append drops those that expired before it.
     std::int64_t cutoff = unix_millis() - max_age_ms_;
-    return std::find_if(begin, entries_.end(), [cutoff](const entry& e) { return e.ts >= cutoff; });
+    return std::find_if(begin, entries_.end(), [cutoff](const log_entry& e) { return e.ts >= cutoff; });
 }
 
 room_log::iterator room_log::first_after(std::int64_t after) const {
     return std::upper_bound(live_begin(), entries_.end(), after,
-                            [](std::int64_t seq, const entry& e) { return seq < e.seq; });
+                            [](std::int64_t seq, const log_entry& e) { return seq < e.seq; });
 }
+
+room_log::iterator room_log::find_live(std::int64_t seq) const {
+    auto it = std::lower_bound(live_begin(), entries_.end(), seq,
+                               [](const log_entry& e, std::int64_t s) { return e.seq < s; });
+    return it != entries_.end() && it->seq == seq ? it : entries_.end();
+}
+
+std::optional<log_entry> room_log::entry(std::int64_t seq) const {
+    auto it = find_live(seq);
+    if (it == entries_.end()) {
+        return std::nullopt;
+    }
+    return *it;
+}
+
+bool room_log::revise(std::int64_t seq, const shared_frame& frame) {
+    auto it = find_live(seq);
+    if (it == entries_.end()) {
+        return false;
+    }
+    log_entry& e = entries_[static_cast<std::size_t>(it - entries_.cbegin())];
+    std::int64_t change = bytes_of(frame) - bytes_of(e.frame);
+    e.frame = frame;
+    count_bytes(change);
+    revised(e.seq, e.ts, e.frame);
+    return true;
+}
+
+void room_log::revised(std::int64_t, std::int64_t, const shared_frame&) {}
 
 std::int64_t room_log::memory_first_seq() const {
     auto it = live_begin();
@@ -138,7 +167,7 @@ std::int64_t room_log::memory_first_seq() const {
 std::vector<shared_frame> room_log::before(std::int64_t before_seq, std::size_t limit) const {
     auto begin = live_begin();
     auto end = std::lower_bound(begin, entries_.end(), before_seq,
-                                [](const entry& e, std::int64_t seq) { return e.seq < seq; });
+                                [](const log_entry& e, std::int64_t seq) { return e.seq < seq; });
     auto available = static_cast<std::size_t>(end - begin);
     begin = end - static_cast<std::ptrdiff_t>(std::min(limit, available));
     std::vector<shared_frame> out;

@@ -77,6 +77,16 @@ public:
     // Records a message: seq > last_seq(), ts its time (unix ms), message its complete frame.
     void append(std::int64_t seq, std::int64_t ts, const protocol::shared_frame& message);
 
+    // The message with this seq from memory, or nullopt when memory does not hold it (never
+    // had it, it left memory, or it expired by age).
+    std::optional<log_entry> entry(std::int64_t seq) const;
+
+    // Replaces the frame of message `seq` in memory by `frame` (its seq and time stay), and
+    // tells the store (revised()) so that storage holds the new frame instead of the old one:
+    // an edited or deleted chat message. False, and nothing changed, when memory does not hold
+    // seq (entry() is nullopt); a message only in storage cannot be revised here.
+    bool revise(std::int64_t seq, const protocol::shared_frame& frame);
+
     // From memory, oldest first: the newest `limit` messages with seq < before.
     std::vector<protocol::shared_frame> before(std::int64_t before, std::size_t limit) const;
     // From memory, oldest first: the oldest `limit` messages with seq > after.
@@ -110,6 +120,11 @@ protected:
     // nothing; a durable store queues it for writing.
     virtual void stored(std::int64_t seq, std::int64_t ts, const protocol::shared_frame& message) = 0;
 
+    // The store learns of each revise() here, after memory holds the new frame (under the
+    // room's lock, as stored()). The default does nothing: right for a store whose storage is
+    // memory itself, or is written by someone else.
+    virtual void revised(std::int64_t seq, std::int64_t ts, const protocol::shared_frame& frame);
+
     // A subclass's own state per log, counted in memory_bytes() (before the log is cached).
     void count_state_bytes(std::int64_t bytes) { bytes_ += bytes; }
 
@@ -123,12 +138,13 @@ protected:
     std::atomic<std::int64_t> stored_first_{std::numeric_limits<std::int64_t>::max()};
 
 private:
-    using entry = log_entry;
-    using iterator = std::deque<entry>::const_iterator;
+    using iterator = std::deque<log_entry>::const_iterator;
 
     // First entry not expired by age, and first entry with seq > after (or >= below).
     iterator live_begin() const;
     iterator first_after(std::int64_t after) const;
+    // The entry with this seq among those not expired, or entries_.end().
+    iterator find_live(std::int64_t seq) const;
     // Seq of the oldest message in memory that is not expired (last_seq_ + 1 when none).
     std::int64_t memory_first_seq() const;
     // Drops the oldest message; returns the bytes it was counted as.
@@ -143,7 +159,7 @@ private:
     const std::size_t memory_limit_;
     const std::int64_t max_age_ms_;
     std::int64_t last_seq_;
-    std::deque<entry> entries_;
+    std::deque<log_entry> entries_;
     std::atomic<std::int64_t> published_seq_{0};
     std::atomic<std::int64_t> published_ts_{0};
     void publish(std::int64_t seq, std::int64_t ts) {

@@ -25,6 +25,9 @@ public:
 private:
     // The cluster stored it before this node saw it.
     void stored(std::int64_t, std::int64_t, const shared_frame&) override {}
+    // revised(): the default (nothing). This store never writes the stream (the cluster does,
+    // before this node sees a message), so rewriting a message there is the cluster's part
+    // too; room_log::revise has already replaced this node's copy in memory.
     std::string name_;
 };
 

@@ -160,5 +160,40 @@ TEST(memory_history_store, a_history_query_is_answered_from_memory) {
     EXPECT_EQ(seqs(join_answer({}, after)), (list{7, 8, 9, 10}));
 }
 
+TEST(memory_history_store, revise_replaces_what_history_returns) {
+    auto store = make_memory_history_store(4, 1);
+    log_handle log = store->open("r");
+    append_up_to(*log, 6);
+    const std::int64_t bytes = log->memory_bytes();
+    ASSERT_TRUE(log->revise(4, protocol::shared_frame::copy_of("44")));
+    EXPECT_EQ(log->memory_bytes(), bytes + 1) << "one byte more than \"4\"";
+    EXPECT_EQ(seqs(log->before(7, 10)), (list{3, 44, 5, 6}));
+    history_answer answer = log->query(std::nullopt, 2, 10);
+    EXPECT_EQ(seqs(join_answer({}, answer)), (list{3, 44, 5, 6}));
+    std::optional<log_entry> revised = log->entry(4);
+    ASSERT_TRUE(revised);
+    EXPECT_EQ(revised->seq, 4);
+    EXPECT_EQ(std::string(revised->frame.view()), "44");
+
+    EXPECT_FALSE(log->entry(2)) << "dropped by the memory limit";
+    EXPECT_FALSE(log->revise(2, protocol::shared_frame::copy_of("22")));
+    EXPECT_FALSE(log->revise(7, protocol::shared_frame::copy_of("77")));
+    EXPECT_EQ(log->memory_bytes(), bytes + 1);
+    EXPECT_EQ(seqs(log->after(0, 10)), (list{3, 44, 5, 6}));
+}
+
+TEST(memory_history_store, an_expired_message_is_not_revised) {
+    auto store = make_memory_history_store(100, 1, 60'000);
+    log_handle log = store->open("r");
+    auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::system_clock::now().time_since_epoch()).count();
+    log->append(1, now - 120'000, protocol::shared_frame::copy_of("1"));
+    log->append(2, now, protocol::shared_frame::copy_of("2"));
+    EXPECT_FALSE(log->entry(1));
+    EXPECT_FALSE(log->revise(1, protocol::shared_frame::copy_of("11")));
+    ASSERT_TRUE(log->entry(2));
+    EXPECT_EQ(log->entry(2)->ts, now);
+}
+
 }  // namespace
 }  // namespace parley::rooms::tests
