@@ -97,7 +97,7 @@ sqlite_connection::sqlite_connection(std::string path, bool read_only) : path_(s
         throw sqlite_error(describe(path_, "cannot open the database", reason));
     }
     // A locked database (another process writing) is waited for briefly, not failed at once.
-    sqlite3_busy_timeout(db_, 5000);
+    sqlite3_busy_timeout(db_, busy_timeout_ms);
     try {
         // SQLite reads the file's header only now: a file that is not a database fails here.
         exec("SELECT count(*) FROM sqlite_master");

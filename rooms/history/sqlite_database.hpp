@@ -50,6 +50,9 @@ private:
 // Thread: one thread at a time (each thread of the store opens its own connection).
 class sqlite_connection {
 public:
+    // How long a statement waits for a lock another connection holds before failing.
+    static constexpr int busy_timeout_ms = 5000;
+
     // read_only: the file must exist. Otherwise it is created when missing.
     sqlite_connection(std::string path, bool read_only);
     ~sqlite_connection();

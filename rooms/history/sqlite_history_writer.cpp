@@ -30,6 +30,7 @@ std::chrono::milliseconds expiry_period(std::int64_t max_age_ms) {
 void sqlite_room_log::stored(std::int64_t seq, std::int64_t ts, const protocol::shared_frame& message) {
     writer_.enqueue(this, seq, ts, message);
 }
+// sqlite_room_log::revised is in sqlite_history_writer_revise.cpp, with the writer's revise().
 
 sqlite_history_writer::sqlite_history_writer(const sqlite_history_options& options,
                                              std::function<void()> between_batches)
@@ -47,6 +48,7 @@ sqlite_history_writer::sqlite_history_writer(const sqlite_history_options& optio
                                  "ORDER BY last_seq LIMIT ?2")),
       delete_through_(db_.prepare("DELETE FROM chunks WHERE room_id = ?1 AND last_seq <= ?2")),
       first_seq_(db_.prepare("SELECT first_seq FROM chunks WHERE room_id = ?1 ORDER BY last_seq LIMIT 1")),
+      rewriter_(db_),
       markers_(db_),
       settings_(db_),
       between_batches_(std::move(between_batches)) {
@@ -57,6 +59,10 @@ sqlite_history_writer::sqlite_history_writer(const sqlite_history_options& optio
     // when retention deletes: 16 pages of 64 KiB hold that; older pages come from the operating
     // system's cache. (SQLite's default, 2 MiB per connection, only grows the daemon.)
     db_.limit_cache(1024);
+    // What SQLite frees (a revised message's old chunk, the cells and pages it leaves, deleted
+    // rows) it overwrites with zeros: a deleted message must leave the file, not only the table.
+    // The cost: retention's deletes write the pages they free.
+    db_.exec("PRAGMA secure_delete = ON");
     thread_ = std::thread([this] { run(); });
 }
 
@@ -139,11 +145,14 @@ void sqlite_history_writer::run() {
     auto next_flush = clock::now() + options_.flush_interval;
     int failed_at_stop = 0;
     int marker_failures_at_stop = 0;
+    int revision_failures_at_stop = 0;
     bool everything_written = true;
     // Swapped with queue_ on every pass, so both keep their capacity instead of regrowing.
     std::vector<pending> batch;
+    std::vector<revision> revising;
     for (;;) {
         batch.clear();
+        revising.clear();
         bool stopping = false;
         std::uint64_t pass = 0;
         {
@@ -154,6 +163,7 @@ void sqlite_history_writer::run() {
             urgent_ = false;
             pass = ++passes_started_;
             batch.swap(queue_);
+            revising.swap(revisions_);
         }
         // Tells those waiting in wait_for_pass that this pass is over.
         auto end_pass = [&](bool failed) {
@@ -168,11 +178,18 @@ void sqlite_history_writer::run() {
         if (now >= next_flush) {
             next_flush = now + options_.flush_interval;
         }
+        const bool idle_pass = batch.empty() && revising.empty();
+        if (!revising.empty() && !batch.empty()) {
+            revise_batch(batch, revising);  // what is not written yet is written as revised
+        }
         if (!batch.empty() && !write(batch)) {
             // Kept, in order, ahead of what came since: the next pass writes them again.
             std::lock_guard lock(mutex_);
             batch.insert(batch.end(), std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
             queue_.swap(batch);
+            revising.insert(revising.end(), std::make_move_iterator(revisions_.begin()),
+                            std::make_move_iterator(revisions_.end()));
+            revisions_.swap(revising);
             if (stopping && ++failed_at_stop >= stop_attempts) {
                 report("stopping with " + std::to_string(queue_.size()) + " messages that could not be written");
                 everything_written = false;
@@ -181,6 +198,20 @@ void sqlite_history_writer::run() {
             next_flush = now + std::max<clock::duration>(options_.flush_interval, std::chrono::seconds(1));
             end_pass(true);
             continue;
+        }
+        if (!revising.empty() && !revise_stored(revising)) {
+            // Kept ahead of those that came since; their logs stay in memory meanwhile.
+            std::lock_guard lock(mutex_);
+            revising.insert(revising.end(), std::make_move_iterator(revisions_.begin()),
+                            std::make_move_iterator(revisions_.end()));
+            revisions_.swap(revising);
+            if (stopping && ++revision_failures_at_stop >= stop_attempts) {
+                report("stopping with " + std::to_string(revisions_.size()) +
+                       " revised messages whose old text could not be replaced in the file");
+                revisions_.clear();
+            }
+        } else if (idle_pass && checkpoint_owed_) {
+            checkpoint_revised();
         }
         if (!flush_markers() && stopping && ++marker_failures_at_stop >= stop_attempts) {
             report("stopping with read markers or room settings that could not be written");
@@ -214,7 +245,7 @@ void sqlite_history_writer::run() {
         }
         if (stopping) {
             std::lock_guard lock(mutex_);
-            if (queue_.empty() && markers_.idle() && settings_.idle()) {
+            if (queue_.empty() && revisions_.empty() && markers_.idle() && settings_.idle()) {
                 break;
             }
         }

@@ -4,6 +4,7 @@
 // library's own .cpp files and its tests include it.
 
 #include "protocol/shared_frame.hpp"
+#include "rooms/history/sqlite_chunk_rewrite.hpp"
 #include "rooms/history/sqlite_database.hpp"
 #include "rooms/history/sqlite_history_store.hpp"
 #include "rooms/history/sqlite_marker_table.hpp"
@@ -33,9 +34,15 @@ class sqlite_room_log;
 // continues above reserved_seq, so a seq that was sent to clients but never written is never
 // given to another message. A clean stop lowers reserved_seq to the last seq, so a restart
 // continues without a gap.
+// Revisions (an edited or deleted message, room_log::revise) replace a message that is still in
+// the queue there, so its old frame is never written; one already handed to the writer is
+// rewritten in its chunk by the next pass, all of that pass's revisions in one transaction of
+// their own, after its messages. The file must not keep the old bytes anywhere: the connection
+// runs with secure_delete (SQLite zeroes what it frees), and a pass that rewrote chunks ends
+// with a checkpoint that empties the write-ahead log, where the old page images still are.
 // Logs leave memory through forget(), on this thread between two batches (the store's trim,
 // called as `between_batches`), so the writer never holds a log that is gone.
-// Thread: enqueue() and adopt() from any thread; the rest is the writer's own.
+// Thread: enqueue(), revise() and adopt() from any thread; the rest is the writer's own.
 class sqlite_history_writer {
 public:
     static constexpr std::int64_t reserve_ahead = 100000;
@@ -55,6 +62,11 @@ public:
     // sqlite_error (nothing forgotten) when that cannot be written.
     void forget(const std::vector<sqlite_room_log*>& logs);
     void enqueue(sqlite_room_log* log, std::int64_t seq, std::int64_t ts, const protocol::shared_frame& message);
+    // A new frame for message seq of log, which enqueue() was given before (any thread, like
+    // enqueue: the room's, under its lock). Queued, the message is replaced there; otherwise
+    // the next pass rewrites it in the file (and log->count_revisions keeps the log in memory
+    // until then).
+    void revise(sqlite_room_log* log, std::int64_t seq, const protocol::shared_frame& message);
 
     // Any thread but the writer's: asks for a pass now (not at the next flush interval) and
     // waits until a pass that starts after this call has ended, between_batches included, or
@@ -82,7 +94,22 @@ private:
         protocol::shared_frame message;
     };
 
+    struct revision {
+        sqlite_room_log* log;  // stays in memory while counted (sqlite_room_log::all_written)
+        std::int64_t seq;
+        protocol::shared_frame message;
+    };
+
     void run();
+    // ---- revisions (sqlite_history_writer_revise.cpp) ----
+    // Applies to the batch (not written yet) the revisions of its messages, and removes them.
+    void revise_batch(std::vector<pending>& batch, std::vector<revision>& revisions);
+    // Rewrites the chunks of the rest in one transaction, then checkpoints. True when done (the
+    // revisions are then cleared); false when the transaction failed (reported, kept).
+    bool revise_stored(std::vector<revision>& revisions);
+    // Empties the write-ahead log (TRUNCATE); when a reader keeps it busy or it fails, owed
+    // for a later pass (see run()).
+    void checkpoint_revised();
     // One transaction for the batch; false (batch untouched, nothing published) when it failed.
     bool write(const std::vector<pending>& batch);
     void write_rows(const std::vector<pending>& batch, std::vector<sqlite_room_log*>& touched,
@@ -119,6 +146,7 @@ private:
     std::condition_variable wake_;
     std::condition_variable passed_;  // a pass ended (wait_for_pass)
     std::vector<pending> queue_;
+    std::vector<revision> revisions_;   // of messages not in queue_, in the order they came
     bool urgent_ = false;               // a pass is asked for now
     bool failing_ = false;              // the last pass could not write
     std::uint64_t passes_started_ = 0;  // the pass that took queue_ last
@@ -130,6 +158,8 @@ private:
     std::chrono::steady_clock::time_point next_expiry_{};
     std::atomic<std::uint64_t> written_{0};
     std::atomic<std::uint64_t> failures_{0};
+    sqlite_chunk_rewriter rewriter_;  // on db_
+    bool checkpoint_owed_ = false;    // writer-only: a revising pass could not empty the log
     sqlite_marker_table markers_;  // on db_
     sqlite_setting_table settings_;  // on db_
     const std::function<void()> between_batches_;

@@ -44,8 +44,16 @@ public:
     std::int64_t stored_first() const { return stored_first_.load(std::memory_order_acquire); }
     // Everything up to seq is in the file: memory may let it go.
     void set_durable(std::int64_t seq) { durable_seq_.store(seq, std::memory_order_release); }
-    // Every message of the log is in the file (the log may leave memory when idle).
-    bool all_written() const { return durable_seq_.load(std::memory_order_acquire) >= last_seq(); }
+    // Every message of the log is in the file as memory has it, no revision waiting for the
+    // writer (the log may leave memory when idle). A log read back before its revision reached
+    // the file would bring the old frame back, and the writer's revisions point at their log.
+    bool all_written() const {
+        return durable_seq_.load(std::memory_order_acquire) >= last_seq() &&
+               revisions_waiting_.load(std::memory_order_acquire) == 0;
+    }
+    // Revisions the writer holds for this log: counted up by revised() (the room's thread),
+    // down by the writer once it has applied or dropped them.
+    void count_revisions(std::int64_t change) { revisions_waiting_.fetch_add(change, std::memory_order_acq_rel); }
 
     // Writer-only.
     std::int64_t reserved_;          // seqs up to this are reserved in the file (see the writer)
@@ -58,10 +66,12 @@ public:
 
 private:
     void stored(std::int64_t seq, std::int64_t ts, const protocol::shared_frame& message) override;
+    void revised(std::int64_t seq, std::int64_t ts, const protocol::shared_frame& frame) override;
 
     sqlite_history_writer& writer_;
     const std::string name_;
     std::atomic<std::int64_t> room_id_;
+    std::atomic<std::int64_t> revisions_waiting_{0};
 };
 
 }  // namespace parley::rooms

@@ -7,7 +7,7 @@ if(NOT SOURCE_DIR)
 endif()
 
 set(private_headers sqlite_database.hpp sqlite_history_writer.hpp sqlite_room_log.hpp history_chunk_reader.hpp
-                    sqlite_marker_table.hpp sqlite_setting_table.hpp)
+                    sqlite_marker_table.hpp sqlite_setting_table.hpp sqlite_chunk_rewrite.hpp)
 list(JOIN private_headers "|" private_alternatives)
 string(REPLACE "." "\\." private_alternatives "${private_alternatives}")
 set(forbidden "#[ \t]*include[ \t]*(<sqlite3\\.h>|\"rooms/history/(${private_alternatives})\")")
