@@ -306,6 +306,10 @@ void add_rooms_options(std::vector<option>& out) {
             .help = "At most one typing notice per user per room is passed on in this interval; more are "
                     "dropped silently. 0: no limit.",
             .reloadable = true, .min = 0, .max = hour_ms}),
+        field<&settings::edit_window_s>({.section = "rooms", .key = "edit_window_s", .unit = "seconds",
+            .help = "How long after saying a message its author may edit it (token mode). 0: messages cannot "
+                    "be edited. Deleting has no window.",
+            .reloadable = true, .min = 0, .max = 7 * 24 * 3600}),
         field<&settings::permanent_rooms>({.section = "rooms", .key = "permanent",
             .help = "Rooms that exist from start, even when empty, each a [[rooms.permanent]] table with "
                     "a name (1-64 characters of A-Z a-z 0-9 _ . -), an optional topic sent in joined, and "

@@ -114,6 +114,7 @@ struct settings {
     std::size_t history_default_limit = 50;
     std::size_t history_max_limit = 500;
     std::uint32_t typing_interval_ms = 1000;  // at most one typing per user per room per interval
+    std::uint32_t edit_window_s = 900;        // how long after saying it an author may edit a message
     std::vector<permanent_room> permanent_rooms;
 
     // [history]

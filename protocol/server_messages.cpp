@@ -207,6 +207,39 @@ shared_frame encode_moderation(const moderation_event& event, std::int64_t seq, 
     return b.frame();
 }
 
+shared_frame encode_revised_message(std::string_view room, std::string_view from, std::string_view text,
+                                    std::int64_t seq, std::int64_t ts) {
+    payload_builder b;
+    b.raw("{\"type\":\"message\",\"room\":").str(room).raw(",\"from\":").str(from).raw(",\"text\":").str(text);
+    return b.raw(",\"seq\":").num(seq).raw(",\"ts\":").num(ts).raw(",\"edited\":true").frame();
+}
+
+shared_frame encode_deleted_message(std::string_view room, std::string_view from, std::int64_t seq, std::int64_t ts) {
+    payload_builder b;
+    b.raw("{\"type\":\"message\",\"room\":").str(room).raw(",\"from\":").str(from);
+    return b.raw(",\"seq\":").num(seq).raw(",\"ts\":").num(ts).raw(",\"deleted\":true").frame();
+}
+
+shared_frame encode_edited(std::string_view room, std::int64_t seq, std::int64_t ts, std::int64_t target,
+                           std::string_view by, std::optional<std::string_view> text) {
+    payload_builder b;
+    b.raw("{\"type\":\"edited\",\"room\":").str(room).raw(",\"seq\":").num(seq).raw(",\"ts\":").num(ts);
+    b.raw(",\"target\":").num(target).raw(",\"by\":").str(by);
+    if (text) {
+        b.raw(",\"text\":").str(*text);
+    } else {
+        b.raw(",\"deleted\":true");
+    }
+    return b.frame();
+}
+
+shared_frame encode_deleted(std::string_view room, std::int64_t seq, std::int64_t ts, std::int64_t target,
+                            std::string_view by) {
+    payload_builder b;
+    b.raw("{\"type\":\"deleted\",\"room\":").str(room).raw(",\"seq\":").num(seq).raw(",\"ts\":").num(ts);
+    return b.raw(",\"target\":").num(target).raw(",\"by\":").str(by).frame();
+}
+
 message_text_around_seq encode_message_around_seq(std::string_view room, std::string_view from,
                                                   std::string_view text, std::int64_t ts) {
     std::string before = "{\"type\":\"message\",\"room\":";

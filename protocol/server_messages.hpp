@@ -122,4 +122,17 @@ struct moderation_event {
 };
 shared_frame encode_moderation(const moderation_event& event, std::int64_t seq, std::int64_t ts);
 
+// A message as history shows it once edited (its new text, "edited": true) or deleted (no text,
+// "deleted": true): same room, author, seq and ts as the original.
+shared_frame encode_revised_message(std::string_view room, std::string_view from, std::string_view text,
+                                    std::int64_t seq, std::int64_t ts);
+shared_frame encode_deleted_message(std::string_view room, std::string_view from, std::int64_t seq, std::int64_t ts);
+// The events in the room's sequence that say so: `edited` (with the new text) and `deleted`,
+// `target` being the original's seq. An `edited` event of a message deleted later is kept
+// without its text (text nullopt).
+shared_frame encode_edited(std::string_view room, std::int64_t seq, std::int64_t ts, std::int64_t target,
+                           std::string_view by, std::optional<std::string_view> text);
+shared_frame encode_deleted(std::string_view room, std::int64_t seq, std::int64_t ts, std::int64_t target,
+                            std::string_view by);
+
 }  // namespace parley::protocol

@@ -99,4 +99,20 @@ room::moderation_outcome moderate_as_admin(chat_hub& hub, std::string_view room_
     return outcome;
 }
 
+room::change_outcome delete_as_admin(chat_hub& hub, std::string_view room_name, std::int64_t seq) {
+    room::change_request request;
+    request.actor = "@admin";
+    request.seq = seq;
+    request.as_admin = true;
+    room::change_outcome outcome = room::change_outcome::gone;
+    hub.rooms().with_room(
+        room_name,
+        [&](room& r) {
+            outcome = r.change_message(request, unix_millis(), nullptr, {});
+            return outcome != room::change_outcome::gone;
+        },
+        room_directory::if_missing::skip);
+    return outcome;
+}
+
 }  // namespace parley::rooms

@@ -51,6 +51,10 @@ void remove_from_room(chat_hub& hub, const std::shared_ptr<room>& r, std::string
 room::moderation_outcome moderate_as_admin(chat_hub& hub, std::string_view room_name,
                                            room::moderation_request request);
 
+// Deletes message seq of room as the administrator (room::change_message); gone when no such
+// room exists.
+room::change_outcome delete_as_admin(chat_hub& hub, std::string_view room_name, std::int64_t seq);
+
 // Every member leaves room (each gets `left` and a system line with the reason); a room not
 // declared in the configuration then disappears. Returns the members it had, or nullopt when no
 // such room exists.

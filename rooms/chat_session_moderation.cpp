@@ -57,6 +57,10 @@ void chat_session::on_moderate(request& req) {
              req.id);
         return;
     }
+    if (worker_.hub().cluster() != nullptr) {
+        fail(error_code::bad_request, "moderation is not shared across a cluster yet", req.id);
+        return;
+    }
     room::moderation_request mr;
     mr.actor = user_;
     mr.action = action;
@@ -143,9 +147,51 @@ void chat_session::on_moderate(request& req) {
 }
 
 void chat_session::on_change_message(request& req) {
-    // Edit and delete come with the store's support for rewriting a stored message (issue 19,
-    // point 4); until then they are refused as unknown.
-    fail(error_code::unknown_type, "edit and delete are not supported yet", req.id);
+    auto found = room_of(req);
+    if (found == rooms_.end()) {
+        return;
+    }
+    room& target_room = *found->joined;
+    const bool editing = req.type == request_type::edit;
+    if (!keeps_identities()) {
+        // The author is a name, and the next holder of the name is someone else.
+        fail(error_code::forbidden, "without login tokens messages are not edited or deleted by users", req.id);
+        return;
+    }
+    if (worker_.hub().cluster() != nullptr) {
+        fail(error_code::bad_request, "edit and delete are not shared across a cluster yet", req.id);
+        return;
+    }
+    if (editing && !check_text(req)) {
+        return;
+    }
+    room::change_request change;
+    change.actor = user_;
+    change.seq = *req.seq;
+    if (editing) {
+        change.text = req.text;
+    }
+    change.edit_window_ms = static_cast<std::int64_t>(worker_.settings().edit_window_s) * 1000;
+    const std::string where = "message " + std::to_string(*req.seq) + " of '" + target_room.name() + "'";
+    switch (target_room.change_message(change, unix_millis(), req.id.empty() ? nullptr : &output_, req.id)) {
+    case room::change_outcome::done: return;
+    case room::change_outcome::not_found:
+        fail(error_code::message_not_found,
+             "no " + where + " (a message among the room's newest, not deleted, can be edited or deleted)", req.id);
+        return;
+    case room::change_outcome::not_author: fail(error_code::forbidden, "only its author edits " + where, req.id); return;
+    case room::change_outcome::too_late:
+        fail(error_code::forbidden,
+             where + " is older than the edit window (" + std::to_string(worker_.settings().edit_window_s) + " s)",
+             req.id);
+        return;
+    case room::change_outcome::forbidden:
+        fail(error_code::forbidden, "only its author, a moderator or an owner deletes " + where, req.id);
+        return;
+    case room::change_outcome::gone:
+        fail(error_code::not_in_room, "the room '" + target_room.name() + "' was closed", req.id);
+        return;
+    }
 }
 
 }  // namespace parley::rooms

@@ -140,6 +140,23 @@ public:
     // Timed bans or mutes, or slow mode: the tick has work here. Read without the lock.
     bool needs_care() const { return needs_care_.load(std::memory_order_relaxed); }
 
+    // ---- edit and delete (room_revise.cpp) ----
+    struct change_request {
+        std::string_view actor;
+        std::int64_t seq = 0;                  // the message's
+        std::optional<std::string_view> text;  // edit: the new text; nullopt: delete
+        std::int64_t edit_window_ms = 0;       // how long after saying it its author may edit it
+        bool as_admin = false;                 // the admin API deletes any message
+    };
+    enum class change_outcome { done, not_found, not_author, too_late, forbidden, gone };
+    // Edits or deletes a message the room's memory holds (its newest messages): the stored copy is
+    // replaced (history_store rewrites it, so deleted text leaves storage), and the change is an
+    // event in the room's sequence (`edited` or `deleted`, the actor's `ack` first). A delete
+    // also takes the text out of the message's earlier `edited` events. Only the author edits,
+    // within edit_window_ms; the author, a moderator or an owner deletes.
+    change_outcome change_message(const change_request& request, std::int64_t ts, session_output* ack_to,
+                                  std::string_view ack_id);
+
     // A `system` line to every member (an announcement; not stored, no seq).
     void announce(std::string_view text);
 

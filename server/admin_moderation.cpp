@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <limits>
 #include <optional>
 
 namespace parley::server {
@@ -72,9 +73,54 @@ bool number_of(const json& body, const char* key, std::int64_t low, std::int64_t
     return true;
 }
 
+// One line per action, with what was asked: who, what, where, why and until when.
+void audit(const json& body, const std::string& action, const std::string& room,
+           std::optional<std::int64_t> until_ms) {
+    json line = {{"action", action}, {"room", room}};
+    for (const char* key : {"user", "reason", "duration_s", "role", "text", "interval_s", "seq"}) {
+        if (auto it = body.find(key); it != body.end() && !it->is_null()) {
+            line[key] = *it;
+        }
+    }
+    if (until_ms) {
+        line["until"] = *until_ms;
+    }
+    spdlog::info("admin audit: {}", line.dump());
+}
+
+admin_reply done(const std::string& room, const std::string& action) {
+    admin_reply reply;
+    reply.body = json{{"room", room}, {"action", action}}.dump();
+    return reply;
+}
+
+admin_reply delete_from_admin(const json& body, const std::string& room, rooms::chat_hub& hub) {
+    admin_reply failure;
+    std::optional<std::int64_t> seq;
+    if (!number_of(body, "seq", 1, std::numeric_limits<std::int64_t>::max(), seq, failure)) {
+        return failure;
+    }
+    if (!seq) {
+        return refuse(http::status::bad_request, "field 'seq' is required for delete");
+    }
+    using outcome = rooms::room::change_outcome;
+    switch (rooms::delete_as_admin(hub, room, *seq)) {
+    case outcome::done: break;
+    case outcome::gone: return refuse(http::status::not_found, "no room '" + room + "' exists");
+    default:
+        return refuse(http::status::not_found, "no message " + std::to_string(*seq) + " of '" + room +
+                                                   "' (among the room's newest, not deleted)");
+    }
+    audit(body, "delete", room, std::nullopt);
+    return done(room, "delete");
+}
+
 }  // namespace
 
 admin_reply moderate_from_admin(const json& body, rooms::chat_hub& hub) {
+    if (hub.cluster() != nullptr) {
+        return refuse(http::status::not_implemented, "moderation is not shared across a cluster yet");
+    }
     admin_reply failure;
     auto room = text_of(body, "room", failure);
     auto action_word = room ? text_of(body, "action", failure) : std::nullopt;
@@ -88,10 +134,14 @@ admin_reply moderate_from_admin(const json& body, rooms::chat_hub& hub) {
     if (!protocol::valid_room_name(*room)) {
         return refuse(http::status::bad_request, "field 'room': " + std::string(protocol::room_name_rule()));
     }
+    if (*action_word == "delete") {
+        return delete_from_admin(body, *room, hub);
+    }
     const std::optional<moderation_action> action = action_named(*action_word);
     if (!action) {
         return refuse(http::status::bad_request,
-                      "field 'action' must be kick, ban, unban, mute, unmute, set_role, set_topic or set_slow_mode");
+                      "field 'action' must be kick, ban, unban, mute, unmute, set_role, set_topic, set_slow_mode "
+                      "or delete");
     }
     const bool about_user = *action != moderation_action::set_topic && *action != moderation_action::set_slow_mode;
     if (about_user && !protocol::valid_user_name(*user)) {
@@ -151,20 +201,8 @@ admin_reply moderate_from_admin(const json& body, rooms::chat_hub& hub) {
         return refuse(http::status::conflict, "'" + *room + "' holds too many bans, mutes and roles");
     case outcome::gone: return refuse(http::status::service_unavailable, "the room closed meanwhile; try again");
     }
-    // One line per action, with what was asked: who, what, where, why and until when.
-    json audit = {{"action", *action_word}, {"room", *room}};
-    for (const char* key : {"user", "reason", "duration_s", "role", "text", "interval_s"}) {
-        if (auto it = body.find(key); it != body.end() && !it->is_null()) {
-            audit[key] = *it;
-        }
-    }
-    if (request.until_ms) {
-        audit["until"] = *request.until_ms;
-    }
-    spdlog::info("admin audit: {}", audit.dump());
-    admin_reply reply;
-    reply.body = json{{"room", *room}, {"action", *action_word}}.dump();
-    return reply;
+    audit(body, *action_word, *room, request.until_ms);
+    return done(*room, *action_word);
 }
 
 }  // namespace parley::server

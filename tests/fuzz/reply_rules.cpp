@@ -54,7 +54,9 @@ bool may_come_along(const request& q, std::string_view type) {
     return (q.type == request_type::login && type == "system") ||
            (q.type == request_type::say && type == "message") ||
            (q.type == request_type::dm && type == "ack" && !q.id.empty()) ||
-           (type == "moderation" && q.type >= request_type::kick && q.type <= request_type::set_slow_mode);
+           (type == "moderation" && q.type >= request_type::kick && q.type <= request_type::set_slow_mode) ||
+           (type == "edited" && q.type == request_type::edit) ||
+           (type == "deleted" && q.type == request_type::delete_message);
 }
 
 void check_re(const json& reply, std::string_view id) {
@@ -71,8 +73,9 @@ std::vector<std::int64_t> message_seqs(const json& list, std::string_view room) 
     require(list.is_array(), "a message list that is not an array", list.dump());
     std::vector<std::int64_t> seqs;
     for (const json& m : list) {
-        // Messages, and the moderation events that share their sequence.
-        require(m.is_object() && (m.value("type", "") == "message" || m.value("type", "") == "moderation") &&
+        // Messages, and the moderation, edit and delete events that share their sequence.
+        const std::string type = m.is_object() ? m.value("type", "") : "";
+        require((type == "message" || type == "moderation" || type == "edited" || type == "deleted") &&
                     field(m, "room") == room &&
                     m.contains("seq") && m["seq"].is_number_integer(),
                 "a listed message of another room or without seq", m.dump());

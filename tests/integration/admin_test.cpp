@@ -201,6 +201,27 @@ TEST_F(AdminModerationTest, ABanMuteRoleAndTopicFromTheApiTakeEffectAndAreAudite
     EXPECT_NE(lines[2].find(R"("role":"moderator")"), std::string::npos) << lines[2];
 }
 
+TEST_F(AdminModerationTest, TheApiDeletesAnyMessageLeavingATombstone) {
+    ws_client olivia = holder_of("olivia");
+    join_room(olivia, "den");
+    const std::int64_t seq =
+        call(olivia, {{"type", "say"}, {"room", "den"}, {"text", "oops, a secret"}, {"id", 1}}).at("seq").get<std::int64_t>();
+    ok_json("POST", "/admin/moderate", {{"room", "den"}, {"action", "delete"}, {"seq", seq}});
+    const json event = read_until(olivia, is_type("deleted")).back();
+    EXPECT_EQ(event.value("target", 0), seq);
+    EXPECT_EQ(event.value("by", ""), "@admin");
+    const json page = call(olivia, {{"type", "history"}, {"room", "den"}, {"id", "h"}});
+    EXPECT_EQ(page.dump().find("oops"), std::string::npos) << page;
+    EXPECT_EQ(request("POST", "/admin/moderate", json{{"room", "den"}, {"action", "delete"}, {"seq", seq}}.dump()).status,
+              404)
+        << "deleted already";
+    EXPECT_EQ(request("POST", "/admin/moderate", json{{"room", "nowhere"}, {"action", "delete"}, {"seq", 1}}.dump()).status,
+              404);
+    const std::vector<std::string> lines = audit_lines();
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_NE(lines[0].find(R"("seq":)" + std::to_string(seq)), std::string::npos) << lines[0];
+}
+
 TEST_F(AdminModerationTest, BadModerationRequestsChangeNothing) {
     ws_client olivia = holder_of("olivia");
     join_room(olivia, "den");

@@ -6,6 +6,9 @@
 #include "tests/token_minter.hpp"
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
+#include <thread>
 
 namespace parley::integration {
 namespace {
@@ -29,6 +32,18 @@ protected:
             call(client, {{"type", "login"}, {"user", user}, {"token", test_tokens::token_for(user)}, {"id", "in"}});
         EXPECT_EQ(reply.value("type", ""), "welcome") << reply;
         return client;
+    }
+
+    // Whether the history file or its write-ahead log holds bytes anywhere.
+    bool store_holds(const std::string& bytes) const {
+        for (const std::string& name : {std::string("history.db"), std::string("history.db-wal")}) {
+            std::ifstream in(dir_.file(name), std::ios::binary);
+            const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+            if (content.find(bytes) != std::string::npos) {
+                return true;
+            }
+        }
+        return false;
     }
 
     temp_dir dir_;
@@ -86,6 +101,42 @@ TEST_F(ModerationTest, AMutedMemberReadsButCannotSayUntilTheTimedMuteEnds) {
     EXPECT_FALSE(seen.back().contains("by") && !seen.back()["by"].get<std::string>().empty()) << seen.back();
     const json said = call(mike, {{"type", "say"}, {"room", "den"}, {"text", "thanks"}, {"id", 4}});
     EXPECT_EQ(said.value("type", ""), "ack") << said;
+}
+
+TEST_F(ModerationTest, ADeletedMessagesTextLeavesTheSqliteFile) {
+    const std::string secret = "my password is Tr0ub4dor-7731";
+    ws_client mike = signed_in("mike");
+    ws_client nina = signed_in("nina");
+    join_room(mike, "den");
+    join_room(nina, "den");
+    const json said = call(mike, {{"type", "say"}, {"room", "den"}, {"text", secret}, {"id", 1}});
+    const std::int64_t seq = said.at("seq").get<std::int64_t>();
+    const json edited = call(mike, {{"type", "edit"}, {"room", "den"}, {"seq", seq}, {"text", secret + "!"}, {"id", 2}});
+    ASSERT_EQ(edited.value("type", ""), "ack") << edited;
+    // Written by the writer within its flush interval: the text is in the file now.
+    auto wait_for = [&](bool present) {
+        for (int i = 0; i < 100 && store_holds(secret) != present; ++i) {
+            std::this_thread::sleep_for(50ms);
+        }
+        return store_holds(secret) == present;
+    };
+    ASSERT_TRUE(wait_for(true)) << "the message never reached the file";
+    const json deleted = call(mike, {{"type", "delete"}, {"room", "den"}, {"seq", seq}, {"id", 3}});
+    ASSERT_EQ(deleted.value("type", ""), "ack") << deleted;
+    const json event = read_until(nina, is_type("deleted")).back();
+    EXPECT_EQ(event.value("target", 0), seq);
+    EXPECT_TRUE(wait_for(false)) << "the deleted text is still in the file or its log";
+
+    restart_daemon();
+    ws_client back = signed_in("nina");
+    const json joined = join_room(back, "den");
+    EXPECT_EQ(joined.dump().find("Tr0ub4dor"), std::string::npos) << joined;
+    bool tombstone = false;
+    for (const json& m : joined.at("history")) {
+        tombstone = tombstone || (m.value("seq", 0) == seq && m.value("deleted", false) && !m.contains("text"));
+    }
+    EXPECT_TRUE(tombstone) << joined;
+    EXPECT_FALSE(store_holds(secret));
 }
 
 }  // namespace

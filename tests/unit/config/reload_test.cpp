@@ -98,6 +98,7 @@ joined_history = 5
 history_default_limit = 5
 history_max_limit = 6
 typing_interval_ms = 0
+edit_window_s = 60
 [[rooms.permanent]]
 name = "r"
 [history]
