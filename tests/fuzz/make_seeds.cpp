@@ -126,6 +126,16 @@ void request_seeds(const fs::path& dir) {
     write(dir, "unknown_type", R"({"type":"shout","id":"x"})");
     write(dir, "before_and_after", R"({"type":"history","room":"r","before":1,"after":2})");
     write(dir, "long_id", R"({"type":"users","id":1234567890123456789})");
+    write(dir, "kick", R"({"type":"kick","room":"lobby","user":"bob","reason":"spam","id":1})");
+    write(dir, "ban", R"({"type":"ban","room":"lobby","user":"bob","reason":"r","duration_s":3600,"id":"b"})");
+    write(dir, "unban", R"({"type":"unban","room":"lobby","user":"bob"})");
+    write(dir, "mute", R"({"type":"mute","room":"lobby","user":"bob","duration_s":60})");
+    write(dir, "unmute", R"({"type":"unmute","room":"lobby","user":"bob","id":2})");
+    write(dir, "set_role", R"({"type":"set_role","room":"lobby","user":"carol","role":"moderator","id":3})");
+    write(dir, "set_topic", R"({"type":"set_topic","room":"lobby","text":"Release day"})");
+    write(dir, "set_slow_mode", R"({"type":"set_slow_mode","room":"lobby","interval_s":30,"id":4})");
+    write(dir, "edit", R"({"type":"edit","room":"lobby","seq":17,"text":"fixed","id":5})");
+    write(dir, "delete", R"({"type":"delete","room":"lobby","seq":17,"id":6})");
 }
 
 void connection_seeds(const fs::path& dir) {
@@ -160,6 +170,14 @@ void connection_seeds(const fs::path& dir) {
               text(R"({"type":"say","room":"a","text":")" + std::string(65, 'x') + R"("})") +
               text(R"({"type":"dm","to":"dave","text":""})"));
     write(dir, "protocol_error", std::string(1, '\0') + upgrade_request + login + std::string("\x81\x02hi", 4));
+    write(dir, "moderation",
+          std::string(1, '\0') + upgrade_request + login + join_lobby +
+              text(R"({"type":"say","room":"lobby","text":"typo","id":1})") +
+              text(R"({"type":"edit","room":"lobby","seq":1,"text":"fixed","id":2})") +
+              text(R"({"type":"delete","room":"lobby","seq":1,"id":3})") +
+              text(R"({"type":"set_topic","room":"lobby","text":"t","id":4})") +
+              text(R"({"type":"mute","room":"lobby","user":"bob","duration_s":5,"id":5})") +
+              text(R"({"type":"set_role","room":"lobby","user":"bob","role":"king","id":6})"));
     write(dir, "bad_key", std::string(1, '\0') +
                               "GET /ws HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                               "Sec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13\r\n\r\n");
