@@ -180,5 +180,21 @@ TEST_F(ClusterConversationsTest, WithoutRedisWhatIsKeptForAUserIsUnavailableNotL
     EXPECT_EQ(page["messages"][1]["text"], "after");
 }
 
+// Moderation, edit and delete are not shared through Redis yet: a node refuses them rather than
+// acting on its own members only (docs/cluster.md, Limits).
+TEST_F(ClusterConversationsTest, ModerationAndEditsAreRefusedOnANodeOfACluster) {
+    auto [olivia, welcome] = login_on("node-a", "olivia");
+    join_room(olivia, "den");
+    const json said = call(olivia, {{"type", "say"}, {"room", "den"}, {"text", "hello"}, {"id", 1}});
+    ASSERT_EQ(said.value("type", ""), "ack") << said;
+    expect_error_reply(olivia, {{"type", "ban"}, {"room", "den"}, {"user", "mike"}, {"id", 2}}, "bad_request");
+    expect_error_reply(olivia, {{"type", "set_topic"}, {"room", "den"}, {"text", "t"}, {"id", 3}}, "bad_request");
+    expect_error_reply(olivia, {{"type", "edit"}, {"room", "den"}, {"seq", said["seq"]}, {"text", "x"}, {"id", 4}},
+                       "bad_request");
+    expect_error_reply(olivia, {{"type", "delete"}, {"room", "den"}, {"seq", said["seq"]}, {"id", 5}}, "bad_request");
+    EXPECT_EQ(call(olivia, {{"type", "say"}, {"room", "den"}, {"text", "still fine"}, {"id", 6}}).value("type", ""),
+              "ack");
+}
+
 }  // namespace
 }  // namespace parley::integration
