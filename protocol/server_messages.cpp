@@ -337,11 +337,18 @@ shared_frame encode_users(const std::vector<std::string>& users, std::string_vie
     return b.re(re).frame();
 }
 
-shared_frame encode_rooms(const std::vector<std::pair<std::string, std::size_t>>& rooms, std::string_view re) {
+shared_frame encode_rooms(const std::vector<std::pair<std::string, std::size_t>>& rooms, std::string_view re,
+                          const std::vector<std::string>* topics) {
     payload_builder b;
     b.raw("{\"type\":\"rooms\",\"rooms\":");
-    append_array(b, rooms, [](payload_builder& out, const std::pair<std::string, std::size_t>& room) {
-        out.raw("{\"name\":").str(room.first).raw(",\"members\":").num(static_cast<std::int64_t>(room.second)).raw("}");
+    std::size_t index = 0;
+    append_array(b, rooms, [&](payload_builder& out, const std::pair<std::string, std::size_t>& room) {
+        out.raw("{\"name\":").str(room.first).raw(",\"members\":").num(static_cast<std::int64_t>(room.second));
+        if (topics != nullptr && index < topics->size() && !(*topics)[index].empty()) {
+            out.raw(",\"topic\":").str((*topics)[index]);
+        }
+        ++index;
+        out.raw("}");
     });
     return b.re(re).frame();
 }

@@ -95,7 +95,9 @@ shared_frame encode_system(std::string_view text);
 
 shared_frame encode_users(const std::vector<std::string>& users, std::string_view re);
 
-shared_frame encode_rooms(const std::vector<std::pair<std::string, std::size_t>>& rooms, std::string_view re);
+// topics: when given, the topic of each room (same order; empty: no "topic" field).
+shared_frame encode_rooms(const std::vector<std::pair<std::string, std::size_t>>& rooms, std::string_view re,
+                          const std::vector<std::string>* topics = nullptr);
 
 shared_frame encode_history(std::string_view room, const std::vector<shared_frame>& messages, std::string_view re);
 

@@ -331,6 +331,8 @@ void chat_session::on_join(request& req) {
         return;
     }
     if (result.outcome == room::join_result::status::banned) {
+        // The lookup may have made the room for this join alone: nobody else in it, it goes.
+        target->close_if_unused();
         fail(error_code::banned, "you are banned from '" + req.room + "'", req.id);
         return;
     }
@@ -455,7 +457,13 @@ void chat_session::on_rooms(request& req) {
             return !access.may_join(entry.first, user_, grant) && !access.may_join(entry.first, user_, nullptr);
         });
     }
-    send(protocol::encode_rooms(listed, req.id));
+    std::vector<std::string> topics;
+    topics.reserve(listed.size());
+    for (const auto& [name, members] : listed) {
+        std::shared_ptr<room> r = worker_.hub().rooms().find(name);
+        topics.push_back(r ? r->topic() : std::string());
+    }
+    send(protocol::encode_rooms(listed, req.id, &topics));
 }
 
 std::optional<std::size_t> chat_session::page_limit(const request& req) {

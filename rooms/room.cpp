@@ -194,6 +194,11 @@ void room::close_if_unused_locked() {
     }
 }
 
+std::string room::topic() const {
+    std::lock_guard lock(mutex_);
+    return topic_locked();
+}
+
 bool room::set_declared(bool permanent, std::string topic, room_moderation::role_map roles) {
     std::lock_guard lock(mutex_);
     if (closed_) {

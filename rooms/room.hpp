@@ -85,6 +85,9 @@ public:
     void leave(std::string_view user, registry::session_handle who, bool disconnected,
                std::size_t presence_max_members = SIZE_MAX);
 
+    // The topic shown (the one set in the room, else the configuration's; empty: none).
+    std::string topic() const;
+
     // Declared in the configuration (exists with no members) or not, and its topic. A room
     // that stops being declared closes when its last member leaves, or now if it is empty.
     // Returns false when the room had already closed (look it up again).

@@ -70,6 +70,19 @@ TEST(moderation_state, a_ban_and_the_owners_role_outlive_the_room_object) {
     mike.send({{"type", "join"}, {"room", "den"}, {"id", "again"}});
     world.run();
     EXPECT_TRUE(is_error(mike.take_one(), "banned", "again")) << "the ban was kept";
+    world.join(mike, "hall");
+    mike.send({{"type", "set_topic"}, {"room", "hall"}, {"text", "Hall topic"}});
+    mike.send({{"type", "rooms"}, {"id", "r"}});
+    world.run();
+    json listing;
+    for (json& m : mike.take()) {
+        if (m.value("type", "") == "rooms") {
+            listing = std::move(m);
+        }
+    }
+    ASSERT_EQ(listing.value("type", ""), "rooms") << listing.dump();
+    ASSERT_EQ(listing["rooms"].size(), 1u);
+    EXPECT_EQ(listing["rooms"][0].value("topic", ""), "Hall topic") << "rooms shows the topic";
 
     olivia.take();
     olivia.send({{"type", "join"}, {"room", "den"}, {"id", "back"}});
