@@ -66,3 +66,44 @@ test('messages without a seq are ignored', () => {
   assert.deepEqual(log.add([{ text: 'no seq' }, { seq: '3' }]), []);
   assert.deepEqual(log.messages, []);
 });
+
+test('edits and deletes change the message they point at, once it is held', () => {
+  const log = new RoomLog();
+  log.add([msg(1), msg(2), msg(3)]);
+  const edit = { type: 'edited', room: 'r', seq: 4, ts: 2000, target: 2, by: 'a', text: 'm2, corrected' };
+  const revised = log.applyChanges(log.add([edit]));
+  assert.deepEqual(revised.map((m) => m.seq), [2]);
+  assert.equal(log.messages[1].text, 'm2, corrected');
+  assert.equal(log.messages[1].edited, true);
+  // The event is held like any other numbered event, and not applied twice.
+  assert.deepEqual(seqs(log), [1, 2, 3, 4]);
+  assert.deepEqual(log.applyChanges(log.add([edit])), []);
+
+  const del = { type: 'deleted', room: 'r', seq: 5, ts: 3000, target: 2, by: 'o' };
+  assert.deepEqual(log.applyChanges(log.add([del])).map((m) => m.seq), [2]);
+  assert.equal(log.messages[1].deleted, true);
+  assert.equal('text' in log.messages[1], false);
+  assert.equal('edited' in log.messages[1], false);
+  // Nothing edits a tombstone; an event about a message not held changes nothing.
+  assert.deepEqual(log.applyChanges(log.add([{ ...edit, seq: 6, text: 'back?' }])), []);
+  assert.deepEqual(log.applyChanges(log.add([{ ...del, seq: 7, target: 99 }])), []);
+  assert.equal(log.messages[1].deleted, true);
+});
+
+test('a message that comes with its edits is already as it is now; an edit rewritten by a delete deletes', () => {
+  const log = new RoomLog();
+  log.add([msg(10)]);
+  // A page back holds message 5 as the server has it now ("second"), and its earlier edits:
+  // replaying them would bring back an older text.
+  const page = [
+    { ...msg(5), text: 'second', edited: true },
+    { type: 'edited', room: 'r', seq: 6, ts: 1, target: 5, by: 'a', text: 'first' },
+    { type: 'edited', room: 'r', seq: 7, ts: 1, target: 5, by: 'a', text: 'second' },
+  ];
+  assert.deepEqual(log.applyChanges(log.add(page)), []);
+  assert.equal(log.messages[0].text, 'second');
+  // Caught up after a reconnect: the edit of a message held, its text removed by a later delete.
+  const caughtUp = [{ type: 'edited', room: 'r', seq: 11, ts: 1, target: 10, by: 'a', deleted: true }];
+  assert.deepEqual(log.applyChanges(log.add(caughtUp)).map((m) => m.seq), [10]);
+  assert.equal(log.messages.find((m) => m.seq === 10).deleted, true);
+});

@@ -8,11 +8,16 @@
 // cannot send all of it, the gap is paged in with `history after`. Every message goes
 // through RoomLog.add, which drops seqs already held: no duplicates, no gaps. Direct
 // conversations and read markers are ConversationSync's (this.sync).
+//
+// A room's other numbered events go through the log too: moderation events (each shown as a
+// line, and applied to the room's RoomModeration, which each `joined` gives whole), and edits
+// and deletes (applied to the message they point at: a `revised` notification).
 
 import { Connection, Disconnected, ServerError } from './connection.js';
 import { ConversationSync } from './conversation_sync.js';
 import { keyOf } from './conversations.js';
 import { RoomLog } from './room_log.js';
+import { RoomModeration } from './room_moderation.js';
 
 const TYPING_SHOWN_MS = 4000;
 const TYPING_SENT_EVERY_MS = 2500;
@@ -27,6 +32,7 @@ class JoinedRoom {
     this.name = name;
     this.log = new RoomLog();
     this.members = new Set();
+    this.moderation = new RoomModeration();
     this.typing = new Map();     // user -> time the notice expires
     this.outbox = [];            // says not yet confirmed: {key, text, state, afterSeq, error}
     this.loadingOlder = false;
@@ -126,12 +132,14 @@ export class ChatClient {
     }
     const joined = await connection.request(request, { whileResuming: true });
     room.members = new Set(joined.members);
+    // The room's state as of this join: the events in its history are in it already.
+    room.moderation = RoomModeration.fromJoined(joined);
     if (joined.epoch !== room.log.epoch) {
       // A new life of the room's history: what we held is numbered differently now.
       if (room.log.epoch !== null) this.startOver(room);
       room.log.reset(joined.epoch);
     }
-    let added = room.log.add(joined.history);
+    let added = this.addToLog(room, joined.history);
     if (request.after !== undefined && joined.recovered === false && joined.epoch === request.epoch) {
       // More was missed than the server sent back: page forward from what we hold up to
       // where the join's history starts.
@@ -154,7 +162,7 @@ export class ChatClient {
     while (cursor < stopAt) {
       const page = await connection.request({ type: 'history', room: room.name, after: cursor, limit: GAP_PAGE },
                                             { whileResuming: true });
-      added.push(...room.log.add(page.messages));
+      added.push(...this.addToLog(room, page.messages));
       if (page.messages.length < GAP_PAGE) break;
       cursor = page.messages[page.messages.length - 1].seq;
     }
@@ -190,6 +198,35 @@ export class ChatClient {
     this.onChange('rooms');
     this.scheduleDirectoryRefresh();
   }
+
+  // Adds a batch of a room's events to its log and applies the edits and deletes among them;
+  // returns what was new. Messages changed in place are announced as `revised`.
+  addToLog(room, batch) {
+    const added = room.log.add(batch);
+    const revised = room.log.applyChanges(added);
+    if (revised.length) this.onChange('revised', { room: room.name, messages: revised });
+    return added;
+  }
+
+  // The viewer's role in a joined room: 'owner', 'moderator' or 'member'.
+  roleIn(name) {
+    const room = this.rooms.get(name);
+    return room ? room.moderation.roleOf(this.user) : 'member';
+  }
+
+  // A moderation request (kick, ban, unban, mute, unmute, set_role, set_topic): resolves with
+  // the ack; the change itself arrives as the room's `moderation` event. Rejects with the
+  // server's refusal.
+  moderate(name, type, fields = {}) {
+    return this.connection.request({ type, room: name, ...fields });
+  }
+
+  setTopic(name, text) { return this.moderate(name, 'set_topic', { text }); }
+
+  // Edits or deletes a message of a room; the change arrives as the room's `edited` or
+  // `deleted` event.
+  editMessage(name, seq, text) { return this.connection.request({ type: 'edit', room: name, seq, text }); }
+  deleteMessage(name, seq) { return this.connection.request({ type: 'delete', room: name, seq }); }
 
   // A room's history started a new life: its seqs, and a marker counted in them, are void.
   startOver(room) {
@@ -272,7 +309,7 @@ export class ChatClient {
     try {
       const page = await this.connection.request({ type: 'history', room: name, before: room.log.firstSeq, limit: HISTORY_PAGE });
       if (page.messages.length < HISTORY_PAGE) room.log.olderAvailable = false;
-      const added = room.log.add(page.messages);
+      const added = this.addToLog(room, page.messages);
       this.onChange('older', { room: name, added });
       return added;
     } finally {
@@ -309,16 +346,29 @@ export class ChatClient {
 
   onEvent(m) {
     switch (m.type) {
-      case 'message': {
+      case 'message': case 'moderation': case 'edited': case 'deleted': {
         const room = this.rooms.get(m.room);
         if (!room) return;
-        const added = room.log.add([m]);
+        const added = this.addToLog(room, [m]);
         if (added.length) {
           this.sync.marks.seen(keyOf('room', m.room), m.seq);
-          room.typing.delete(m.from);
-          this.settleOutbox(room);
+          if (m.type === 'message') {
+            room.typing.delete(m.from);
+            this.settleOutbox(room);
+          }
+          if (m.type === 'moderation' && room.moderation.apply(m)) this.onChange('moderation', m.room);
           this.onChange('message', { room: m.room, added });
         }
+        return;
+      }
+      case 'left': {
+        // Without `re`: removed from the room by a kick or a ban (a `system` notice says why).
+        if (!this.rooms.has(m.room)) return;
+        this.rooms.delete(m.room);
+        if (!this.sync.keepsHistory) this.sync.marks.forget(keyOf('room', m.room));
+        this.onChange('removed', m.room);
+        this.onChange('rooms');
+        this.scheduleDirectoryRefresh();
         return;
       }
       case 'presence': {
@@ -350,11 +400,12 @@ export class ChatClient {
         const room = this.rooms.get(m.room);
         if (!room) return;
         room.members = new Set(m.members);
+        room.moderation = RoomModeration.fromJoined(m);
         if (m.epoch !== room.log.epoch) {
           if (room.log.epoch !== null) this.startOver(room);
           room.log.reset(m.epoch);
         }
-        const added = room.log.add(m.history);
+        const added = this.addToLog(room, m.history);
         room.log.olderAvailable = room.log.firstSeq !== null && room.log.firstSeq > 1;
         if (room.log.lastSeq !== null) {
           this.sync.marks.baseline(keyOf('room', room.name), room.log.lastSeq);
@@ -362,6 +413,7 @@ export class ChatClient {
         }
         this.settleOutbox(room);
         this.onChange('members', room.name);
+        this.onChange('moderation', room.name);
         this.onChange('joined', { room: room.name, added, firstJoin: false });
         return;
       }

@@ -55,7 +55,7 @@ async function start() {
     }
     $('login-submit').disabled = true;
     client = new ChatClient({ wsUrl: webSocketUrl(settings.ws_path), onChange: (what, detail) => changed(what, detail) });
-    view = new ChatView(client, { onViewChange: (v) => saved.set('view', v) });
+    view = new ChatView(client, { onViewChange: (v) => saved.set('view', v), roles: tokenNeeded });
     const rooms = saved.get('name') === name ? (saved.get('rooms') || []) : [];
     const firstVisit = rooms.length === 0;
     try {
@@ -97,12 +97,15 @@ async function start() {
       case 'message': view.roomMessagesAdded(detail.room, detail.added); view.renderTyping(); break;
       case 'joined':
         view.roomMessagesAdded(detail.room, detail.added);
-        if (view.isCurrent('room', detail.room)) view.renderMembers();
+        view.moderationChanged(detail.room);   // members, topic, and what the viewer's role allows
         view.renderNav();
         break;
       case 'older': view.roomMessagesAdded(detail.room, detail.added, { older: true }); break;
       case 'reset': if (view.isCurrent('room', detail)) view.renderMessages(); break;
       case 'outbox': if (view.isCurrent('room', detail)) view.renderOutbox(); break;
+      case 'revised': view.messagesRevised(detail.room, detail.messages); break;
+      case 'moderation': view.moderationChanged(detail); break;
+      case 'removed': view.roomRemoved(detail); break;
       case 'members': if (view.isCurrent('room', detail)) view.renderMembers(); view.renderTyping(); view.renderNav(); break;
       case 'typing': if (view.isCurrent('room', detail)) view.renderTyping(); break;
       case 'dm': view.dmsAdded(detail.peer, detail.added); break;

@@ -1,6 +1,8 @@
 // The messages of one room as this page holds them: ordered by seq, each seq at most once.
 // Everything that arrives (live messages, the join's history, pages of older history, the
 // catch-up after a reconnect) goes through add(), so overlaps can never show a message twice.
+// The room's other numbered events (moderation, edited, deleted) are held the same way;
+// applyChanges() then brings the messages that edits and deletes point at up to date.
 
 export class RoomLog {
   constructor() {
@@ -39,6 +41,33 @@ export class RoomLog {
       this.messages = mergeBySeq(this.messages, fresh);
     }
     return fresh;
+  }
+
+  // Applies the `edited` and `deleted` events among `fresh` (what add() just returned) to the
+  // messages they point at; returns the messages changed, in seq order. A message that came
+  // in the same batch is left alone: the server sent it as it is now, after those events. A
+  // message not held is no matter: when it comes, it comes as it is now.
+  applyChanges(fresh) {
+    const inBatch = new Set(fresh.map((m) => m.seq));
+    const changed = new Map();
+    for (const event of fresh) {
+      if (event.type !== 'edited' && event.type !== 'deleted') continue;
+      if (typeof event.target !== 'number' || inBatch.has(event.target)) continue;
+      const i = indexOfSeq(this.messages, event.target);
+      if (i < 0) continue;
+      const m = this.messages[i];
+      if (m.type !== 'message' || m.deleted) continue;
+      if (event.type === 'deleted' || event.deleted) {
+        delete m.text;
+        delete m.edited;
+        m.deleted = true;
+      } else if (typeof event.text === 'string') {
+        m.text = event.text;
+        m.edited = true;
+      }
+      changed.set(m.seq, m);
+    }
+    return [...changed.values()].sort((a, b) => a.seq - b.seq);
   }
 
   // The message just older than seq, for rendering a day or sender break; null at the start.

@@ -1,5 +1,13 @@
 // Draws the chat from ChatClient's state. Every text that came from a person (names, room
-// names, messages) is put into the page with textContent, never as markup.
+// names, messages, topics, reasons) is put into the page with textContent, never as markup.
+//
+// Where roles exist (a daemon with login tokens) a room shows its topic, editable by its owners
+// and moderators; a member's name opens the member menu; the viewer's own messages can be
+// edited, and deleted, as can anyone's by an owner or moderator (moderation_rules.js).
+
+import { MemberMenu } from './member_menu.js';
+import { mayDelete, mayEdit, maySetTopic, memberActions } from './moderation_rules.js';
+import { describeModeration } from './room_moderation.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -14,16 +22,35 @@ const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute:
 const dayFormat = new Intl.DateTimeFormat(undefined, { weekday: 'long', year: 'numeric', month: 'long', day: 'numeric' });
 const fullFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'medium' });
 const dayOf = (ts) => new Date(ts).toDateString();
+const untilFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+// Edits and deletes change the message they point at; they are not lines of their own.
+const shown = (m) => m.type !== 'edited' && m.type !== 'deleted';
 
 // A view is a room ({kind: 'room', name}) or a conversation with one person ({kind: 'dm', name}).
 export class ChatView {
-  constructor(client, { onViewChange }) {
+  // roles: the daemon keeps identities (login tokens), so rooms have owners and moderators.
+  constructor(client, { onViewChange, roles = false }) {
     this.client = client;
     this.view = null;
     this.onViewChange = onViewChange;
+    this.roles = roles;
     this.messages = $('messages');
     this.stateTimer = null;
     this.typingTimer = null;
+    this.shownRole = null;       // the viewer's role in the room whose messages are drawn
+    this.memberMenu = new MemberMenu({
+      onMessage: (user) => this.openConversation(user),
+      onAct: (user, action, fields) => this.moderate(user, action, fields),
+    });
+    $('topic-edit').addEventListener('click', () => this.editTopic());
+    $('topic-cancel').addEventListener('click', () => this.renderTopic());
+    $('topic-form').addEventListener('submit', (event) => { event.preventDefault(); this.saveTopic(); });
+    $('topic-input').addEventListener('keydown', (event) => {
+      if (event.key === 'Escape') {
+        event.stopPropagation();
+        this.renderTopic();
+      }
+    });
   }
 
   // --- what is shown ---------------------------------------------------------------------------
@@ -36,6 +63,8 @@ export class ChatView {
     this.updateSendButton();
     $('composer-text').placeholder = view
       ? `Message ${view.kind === 'room' ? '#' : '@'}${view.name} (Enter sends, Shift+Enter: new line)` : '';
+    this.memberMenu.close();
+    this.renderTopic();
     this.renderMessages();
     this.renderNav();
     this.renderMembers();
@@ -76,10 +105,12 @@ export class ChatView {
       return;
     }
     const isRoom = this.view.kind === 'room';
+    this.shownRole = isRoom ? this.client.roleIn(this.view.name) : null;
     // A conversation has earlier messages to page in only where the server keeps them.
     if (isRoom || entry.loaded) box.append(this.olderRow(entry));
     let previous = null;
     for (const m of isRoom ? entry.log.messages : entry.messages) {
+      if (!shown(m)) continue;
       box.append(...this.messageNodes(m, previous));
       previous = m;
     }
@@ -104,25 +135,227 @@ export class ChatView {
 
   // The nodes for one message: a day heading when the day changes, then the message. A run
   // of messages from one sender shows the name once.
+  // A room's moderation event is a line of its own; edits and deletes show no line.
   messageNodes(m, previous) {
+    if (!shown(m)) return [];
     const nodes = [];
     if (!previous || dayOf(previous.ts) !== dayOf(m.ts)) nodes.push(el('p', 'day-break', dayFormat.format(new Date(m.ts))));
+    if (m.type === 'moderation') {
+      const line = el('p', 'notice moderation-line', describeModeration(m, (ms) => untilFormat.format(new Date(ms))));
+      line.dataset.seq = String(m.seq);
+      line.dataset.action = m.action;
+      nodes.push(line);
+      return nodes;
+    }
+    const continued = previous && previous.type !== 'moderation' && previous.from === m.from &&
+                      dayOf(previous.ts) === dayOf(m.ts) && m.ts - previous.ts < 5 * 60000;
+    nodes.push(this.messageRow(m, continued));
+    return nodes;
+  }
+
+  // One message: who, when, the text (or a tombstone), the edited mark and, in a room, what
+  // the viewer may do with it.
+  messageRow(m, continued) {
     const row = el('article', 'msg');
     if (m.seq !== undefined) row.dataset.seq = String(m.seq);
     if (m.from === this.client.user) row.classList.add('mine');
-    if (previous && previous.from === m.from && dayOf(previous.ts) === dayOf(m.ts) && m.ts - previous.ts < 5 * 60000) {
-      row.classList.add('continued');
-    }
+    if (continued) row.classList.add('continued');
     const meta = el('div', 'meta');
     meta.append(el('span', 'from', m.from));
     const time = el('time', '', timeFormat.format(new Date(m.ts)));
     time.dateTime = new Date(m.ts).toISOString();
     time.title = fullFormat.format(new Date(m.ts));
     meta.append(time);
-    row.append(meta, el('p', 'text', m.text));
-    row.setAttribute('aria-label', `${m.from} at ${timeFormat.format(new Date(m.ts))}`);
-    nodes.push(row);
-    return nodes;
+    row.append(meta);
+    if (m.deleted) {
+      row.classList.add('deleted');
+      row.append(el('p', 'text tombstone', 'message deleted'));
+    } else {
+      row.append(el('p', 'text', m.text));
+      if (m.edited) {
+        row.classList.add('edited');
+        const mark = el('span', 'edited-mark', '(edited)');
+        mark.title = 'edited by its author';
+        row.append(mark);
+      }
+    }
+    row.setAttribute('aria-label', `${m.from} at ${timeFormat.format(new Date(m.ts))}${m.deleted ? ', deleted' : m.edited ? ', edited' : ''}`);
+    if (m.type === 'message' && this.view && this.view.kind === 'room') this.addMessageActions(row, m, this.view.name);
+    return row;
+  }
+
+  addMessageActions(row, m, roomName) {
+    const user = this.client.user;
+    const canEdit = this.roles && mayEdit(user, m);
+    const canDelete = this.roles && mayDelete(user, this.client.roleIn(roomName), m);
+    if (!canEdit && !canDelete) return;
+    const bar = el('div', 'msg-actions');
+    if (canEdit) {
+      const edit = el('button', 'link-button', 'Edit');
+      edit.type = 'button';
+      edit.dataset.act = 'edit';
+      edit.setAttribute('aria-label', 'edit this message');
+      edit.addEventListener('click', () => this.editMessage(row, m, roomName));
+      bar.append(edit);
+    }
+    if (canDelete) {
+      const remove = el('button', 'link-button', 'Delete');
+      remove.type = 'button';
+      remove.dataset.act = 'delete';
+      remove.setAttribute('aria-label', `delete this message${m.from === user ? '' : ` by ${m.from}`}`);
+      remove.addEventListener('click', () => this.confirmDelete(bar, m, roomName));
+      bar.append(remove);
+    }
+    row.append(bar);
+  }
+
+  // The text becomes a box to edit it in: Enter saves, Shift+Enter starts a new line, Escape
+  // gives up. The change shows when the room's `edited` event comes back.
+  editMessage(row, m, roomName) {
+    const textNode = row.querySelector('.text');
+    if (!textNode || row.querySelector('.msg-edit')) return;
+    const form = el('form', 'msg-edit');
+    const box = el('textarea');
+    box.value = m.text;
+    box.rows = Math.min(8, m.text.split('\n').length);
+    box.setAttribute('aria-label', 'edited message');
+    const save = el('button', '', 'Save');
+    save.type = 'submit';
+    const cancel = el('button', 'link-button', 'Cancel');
+    cancel.type = 'button';
+    form.append(box, save, cancel);
+    const close = () => { form.replaceWith(textNode); row.classList.remove('editing'); };
+    cancel.addEventListener('click', close);
+    box.addEventListener('keydown', (event) => {
+      if (event.key === 'Escape') { event.stopPropagation(); close(); }
+      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) { event.preventDefault(); form.requestSubmit(); }
+    });
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const text = box.value;
+      if (text.trim() === '' || text === m.text) { close(); return; }
+      save.disabled = true;
+      this.client.editMessage(roomName, m.seq, text).then(() => {
+        if (form.isConnected) close();
+      }, (e) => {
+        save.disabled = false;
+        this.showComposerError(`could not edit the message: ${e.message}`);
+      });
+    });
+    row.classList.add('editing');
+    textNode.replaceWith(form);
+    box.focus();
+  }
+
+  // A delete asks once more, in place.
+  confirmDelete(bar, m, roomName) {
+    const question = el('div', 'msg-actions confirming');
+    question.append(el('span', 'question', 'Delete this message?'));
+    const yes = el('button', 'link-button danger-link', 'Delete');
+    yes.type = 'button';
+    yes.dataset.act = 'confirm-delete';
+    const no = el('button', 'link-button', 'Keep');
+    no.type = 'button';
+    no.addEventListener('click', () => question.replaceWith(bar));
+    yes.addEventListener('click', () => {
+      yes.disabled = true;
+      this.client.deleteMessage(roomName, m.seq).catch((e) => {
+        this.showComposerError(`could not delete the message: ${e.message}`);
+        if (question.isConnected) question.replaceWith(bar);
+      });
+    });
+    question.append(yes, no);
+    bar.replaceWith(question);
+    no.focus();
+  }
+
+  // Messages of a room edited or deleted: their rows are drawn again in place.
+  messagesRevised(name, messages) {
+    if (!this.isCurrent('room', name)) return;
+    for (const m of messages) {
+      const old = this.messages.querySelector(`article.msg[data-seq="${m.seq}"]`);
+      if (old) old.replaceWith(this.messageRow(m, old.classList.contains('continued')));
+    }
+  }
+
+  // A room's topic, roles, bans or mutes changed, or the room was joined again.
+  moderationChanged(name) {
+    if (!this.isCurrent('room', name)) return;
+    this.renderTopic({ keepEditing: true });
+    this.renderMembers();
+    if (this.client.roleIn(name) !== this.shownRole) {
+      // What the viewer may delete changed with their role.
+      const box = this.messages;
+      const fromBottom = box.scrollHeight - box.scrollTop;
+      this.renderMessages();
+      box.scrollTop = box.scrollHeight - fromBottom;
+    }
+  }
+
+  // --- topic -----------------------------------------------------------------------------------
+
+  // keepEditing: a topic being typed stays open while the viewer may still set it.
+  renderTopic({ keepEditing = false } = {}) {
+    const room = this.view && this.view.kind === 'room' ? this.client.rooms.get(this.view.name) : null;
+    const editable = Boolean(room) && this.roles && maySetTopic(this.client.roleIn(room.name));
+    if (keepEditing && editable && !$('topic-form').hidden) return;
+    $('topic-form').hidden = true;
+    $('topic-line').hidden = !room || (!room.moderation.topic && !editable);
+    $('topic-text').textContent = room ? room.moderation.topic : '';
+    $('topic-edit').hidden = !editable;
+    $('topic-edit').textContent = room && room.moderation.topic ? 'Edit topic' : 'Set a topic';
+  }
+
+  editTopic() {
+    const room = this.view && this.client.rooms.get(this.view.name);
+    if (!room) return;
+    $('topic-line').hidden = true;
+    $('topic-form').hidden = false;
+    $('topic-input').value = room.moderation.topic;
+    $('topic-input').focus();
+    $('topic-input').select();
+  }
+
+  async saveTopic() {
+    if (!this.view || this.view.kind !== 'room') return;
+    const name = this.view.name;
+    const room = this.client.rooms.get(name);
+    const text = $('topic-input').value.trim();
+    if (!room || text === room.moderation.topic) { this.renderTopic(); return; }
+    $('topic-save').disabled = true;
+    try {
+      await this.client.setTopic(name, text);
+      if (this.isCurrent('room', name)) this.renderTopic();
+    } catch (e) {
+      this.showComposerError(`could not set the topic of ${name}: ${e.message}`);
+    } finally {
+      $('topic-save').disabled = false;
+    }
+  }
+
+  // --- the member menu's actions ---------------------------------------------------------------
+
+  openMemberMenu(anchor, name) {
+    const room = this.view && this.view.kind === 'room' && this.client.rooms.get(this.view.name);
+    if (!room) return;
+    if (this.memberMenu.isOpen && this.memberMenu.anchor === anchor) { this.memberMenu.close(); return; }
+    const role = room.moderation.roleOf(name);
+    const muted = room.moderation.isMuted(name);
+    this.memberMenu.open(anchor, {
+      user: name, role, muted, actions: memberActions(this.client.roleIn(room.name), role, { muted }),
+    });
+  }
+
+  async moderate(user, action, fields) {
+    if (!this.view || this.view.kind !== 'room') return;
+    const name = this.view.name;
+    this.showComposerError('');
+    try {
+      await this.client.moderate(name, action, { user, ...fields });
+    } catch (e) {
+      const what = action === 'set_role' ? `make ${user} ${fields.role}` : `${action} ${user}`;
+      this.showComposerError(`could not ${what}: ${e.message}`);
+    }
   }
 
   nearBottom() { const b = this.messages; return b.scrollHeight - b.scrollTop - b.clientHeight < 80; }
@@ -315,17 +548,38 @@ export class ChatView {
 
   memberItem(name) {
     const li = el('li');
+    const room = this.roles && this.view && this.view.kind === 'room' ? this.client.rooms.get(this.view.name) : null;
+    // Roles and mutes are marks drawn by the style sheet, so the name stays the item's text.
+    const mark = (node) => {
+      if (!room) return;
+      const role = room.moderation.roleOf(name);
+      if (role !== 'member') node.dataset.role = role;
+      if (room.moderation.isMuted(name)) node.dataset.muted = 'true';
+    };
     if (name === this.client.user) {
-      li.append(el('span', 'nav-item', `${name} (you)`));
+      const self = el('span', 'nav-item', `${name} (you)`);
+      mark(self);
+      li.append(self);
       return li;
     }
     const button = el('button', 'nav-item');
     button.type = 'button';
     button.dataset.member = name;
     button.append(el('span', 'name', name));
-    button.title = `Write to ${name}`;
-    button.setAttribute('aria-label', `${name}: send a direct message`);
-    button.addEventListener('click', () => this.openConversation(name));
+    mark(button);
+    if (room) {
+      // Where roles exist a name opens the member menu: writing to them, and what the viewer
+      // may do in the room.
+      const role = room.moderation.roleOf(name);
+      button.title = `${name}: ${role}`;
+      button.setAttribute('aria-haspopup', 'dialog');
+      button.setAttribute('aria-label', `${name}, ${role}${button.dataset.muted ? ', muted' : ''}: open the menu`);
+      button.addEventListener('click', () => this.openMemberMenu(button, name));
+    } else {
+      button.title = `Write to ${name}`;
+      button.setAttribute('aria-label', `${name}: send a direct message`);
+      button.addEventListener('click', () => this.openConversation(name));
+    }
     li.append(button);
     return li;
   }
@@ -356,6 +610,16 @@ export class ChatView {
     }
     this.show({ kind: 'room', name });
     $('composer-text').focus();
+  }
+
+  // Removed from a room by its owners or moderators (the server's notice says why).
+  roomRemoved(name) {
+    if (this.isCurrent('room', name)) {
+      const next = this.client.rooms.keys().next();
+      this.show(next.done ? null : { kind: 'room', name: next.value });
+    } else {
+      this.renderNav();
+    }
   }
 
   async leaveRoom(name) {
@@ -421,6 +685,7 @@ export class ChatView {
   }
 
   closePanels() {
+    this.memberMenu.close();
     for (const [panel, button] of [['sidebar', 'toggle-sidebar'], ['members-panel', 'toggle-members']]) {
       $(panel).classList.remove('open');
       $(button).setAttribute('aria-expanded', 'false');
