@@ -40,11 +40,7 @@ public:
     }
 
     // Room settings live as long as the process, as messages do here.
-    std::vector<room_setting> room_settings(std::string_view room) override {
-        std::vector<room_setting> out;
-        settings_.overlay(room, out);
-        return out;
-    }
+    std::vector<room_setting> room_settings(std::string_view room) override { return settings_.of(room); }
     void save_room_setting(std::string_view room, const room_setting& setting) override {
         settings_.put(room, setting);
     }

@@ -25,6 +25,12 @@ public:
     // Applies what the book holds for room over `stored` (what storage had): values replace,
     // removals remove.
     void overlay(std::string_view room, std::vector<room_setting>& stored) const;
+    // Everything held for room, for a store that keeps its settings here alone.
+    std::vector<room_setting> of(std::string_view room) const {
+        std::vector<room_setting> out;
+        overlay(room, out);
+        return out;
+    }
     // Takes everything recorded, for one write (one writer at a time). Reads keep seeing it
     // until written() says it is stored, or give_back() returns it after a failed write (where
     // nothing newer was recorded for the same key meanwhile).

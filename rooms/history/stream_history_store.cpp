@@ -48,11 +48,7 @@ public:
 
     // Room settings: kept by this node for as long as it runs. Sharing them through Redis, so
     // that every node and a restart see them, is the cluster's part (docs/cluster.md).
-    std::vector<room_setting> room_settings(std::string_view room) override {
-        std::vector<room_setting> out;
-        settings_.overlay(room, out);
-        return out;
-    }
+    std::vector<room_setting> room_settings(std::string_view room) override { return settings_.of(room); }
     void save_room_setting(std::string_view room, const room_setting& setting) override {
         settings_.put(room, setting);
     }

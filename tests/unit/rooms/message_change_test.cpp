@@ -2,28 +2,12 @@
 // moderator deletes; each is an event in the room's sequence pointing at the message; history
 // shows the new text marked edited, or a tombstone without text; bad requests change nothing.
 
-#include "tests/token_minter.hpp"
-#include "tests/unit/rooms/chat_world.hpp"
+#include "tests/unit/rooms/token_world.hpp"
 
 namespace parley::rooms::tests {
 namespace {
 
 using namespace parley::test_tokens;
-
-config::settings editing_settings() {
-    config::settings s = test_settings();
-    s.auth_mode = config::auth_mode::token;
-    s.auth_token_secret = token_secret;
-    s.auth_token_leeway_ms = 0;
-    return s;
-}
-
-test_client& editor_login(chat_world& world, std::string_view user) {
-    test_client& c = world.connect(0);
-    c.send({{"type", "login"}, {"user", user}, {"token", token_for(user)}});
-    EXPECT_EQ(c.take_one().value("type", ""), "welcome");
-    return c;
-}
 
 // Says text in room and returns its seq from the ack.
 std::int64_t said_seq(chat_world& world, test_client& c, std::string_view room, std::string_view text) {
@@ -53,10 +37,10 @@ const json* entry_with_seq(const json& messages, std::int64_t seq) {
 }
 
 struct editing_room {
-    chat_world world{editing_settings(), 1};
-    test_client& olivia = editor_login(world, "olivia");  // the owner (made the room)
-    test_client& mike = editor_login(world, "mike");
-    test_client& nina = editor_login(world, "nina");
+    chat_world world{token_mode_settings(), 1};
+    test_client& olivia = token_client(world, "olivia");  // the owner (made the room)
+    test_client& mike = token_client(world, "mike");
+    test_client& nina = token_client(world, "nina");
     editing_room() {
         for (test_client* c : {&olivia, &mike, &nina}) {
             world.join(*c, "den");
@@ -123,7 +107,7 @@ TEST(message_change, a_delete_leaves_a_tombstone_and_takes_the_text_out_of_earli
 }
 
 TEST(message_change, bad_edits_and_deletes_change_nothing) {
-    config::settings s = editing_settings();
+    config::settings s = token_mode_settings();
     editing_room r;
     const std::int64_t seq = said_seq(r.world, r.mike, "den", "original");
     r.nina.take();

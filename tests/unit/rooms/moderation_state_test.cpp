@@ -2,8 +2,7 @@
 // object, the configuration and a token's `roles` claim give roles, timed sanctions end by
 // themselves as events, and without tokens nothing stored about a name applies to it.
 
-#include "tests/token_minter.hpp"
-#include "tests/unit/rooms/chat_world.hpp"
+#include "tests/unit/rooms/token_world.hpp"
 
 #include "rooms/history/unix_clock.hpp"
 
@@ -12,24 +11,12 @@ namespace {
 
 using namespace parley::test_tokens;
 
-config::settings token_mode_settings() {
-    config::settings s = test_settings();
-    s.auth_mode = config::auth_mode::token;
-    s.auth_token_secret = token_secret;
-    s.auth_token_leeway_ms = 0;
-    return s;
-}
-
 test_client& log_in_with(chat_world& world, std::string_view user, const std::string& token) {
     test_client& c = world.connect(0);
     c.send({{"type", "login"}, {"user", user}, {"token", token}});
     const json reply = c.take_one();
     EXPECT_EQ(reply.value("type", ""), "welcome") << reply.dump();
     return c;
-}
-
-test_client& log_in_token(chat_world& world, std::string_view user) {
-    return log_in_with(world, user, token_for(user));
 }
 
 // The last `joined` for room among what c received (forgets everything received).
@@ -55,8 +42,8 @@ std::vector<std::string> actions_seen(test_client& c) {
 
 TEST(moderation_state, a_ban_and_the_owners_role_outlive_the_room_object) {
     chat_world world(token_mode_settings(), 1);
-    test_client& olivia = log_in_token(world, "olivia");
-    test_client& mike = log_in_token(world, "mike");
+    test_client& olivia = token_client(world, "olivia");
+    test_client& mike = token_client(world, "mike");
     world.join(olivia, "den");
     world.join(mike, "den");
     world.run();
@@ -108,9 +95,9 @@ TEST(moderation_state, the_configuration_gives_roles_in_a_permanent_room) {
     hall.moderators = {"maud"};
     s.permanent_rooms = {hall};
     chat_world world(s, 1);
-    test_client& maud = log_in_token(world, "maud");
-    test_client& mike = log_in_token(world, "mike");
-    test_client& olivia = log_in_token(world, "olivia");
+    test_client& maud = token_client(world, "maud");
+    test_client& mike = token_client(world, "mike");
+    test_client& olivia = token_client(world, "olivia");
     world.join(mike, "hall");
     world.join(olivia, "hall");
     const json joined = world.join(maud, "hall");
@@ -131,8 +118,8 @@ TEST(moderation_state, the_configuration_gives_roles_in_a_permanent_room) {
 
 TEST(moderation_state, a_tokens_roles_claim_gives_its_role_in_matching_rooms) {
     chat_world world(token_mode_settings(), 1);
-    test_client& owner = log_in_token(world, "olivia");
-    test_client& mike = log_in_token(world, "mike");
+    test_client& owner = token_client(world, "olivia");
+    test_client& mike = token_client(world, "mike");
     test_client& staff = log_in_with(
         world, "stan",
         sign_token({{"sub", "stan"}, {"exp", now_seconds() + 3600}, {"roles", {{"team-*", "moderator"}}}}));
@@ -157,8 +144,8 @@ TEST(moderation_state, a_tokens_roles_claim_gives_its_role_in_matching_rooms) {
 
 TEST(moderation_state, a_timed_mute_ends_by_itself_as_an_event) {
     chat_world world(token_mode_settings(), 1);
-    test_client& olivia = log_in_token(world, "olivia");
-    test_client& mike = log_in_token(world, "mike");
+    test_client& olivia = token_client(world, "olivia");
+    test_client& mike = token_client(world, "mike");
     world.join(olivia, "den");
     world.join(mike, "den");
     world.run();
@@ -177,8 +164,8 @@ TEST(moderation_state, a_timed_mute_ends_by_itself_as_an_event) {
 
 TEST(moderation_state, without_tokens_a_stored_ban_does_not_reach_the_next_holder_of_the_name) {
     chat_world world(token_mode_settings(), 1);
-    test_client& olivia = log_in_token(world, "olivia");
-    test_client& mike = log_in_token(world, "mike");
+    test_client& olivia = token_client(world, "olivia");
+    test_client& mike = token_client(world, "mike");
     world.join(olivia, "den");
     world.join(mike, "den");
     world.run();

@@ -2,28 +2,12 @@
 // roles decide who may kick, ban, mute, set the topic and slow mode; every action is an event in
 // the room's sequence; without tokens nobody moderates.
 
-#include "tests/token_minter.hpp"
-#include "tests/unit/rooms/chat_world.hpp"
+#include "tests/unit/rooms/token_world.hpp"
 
 namespace parley::rooms::tests {
 namespace {
 
 using namespace parley::test_tokens;
-
-config::settings moderated_settings() {
-    config::settings s = test_settings();
-    s.auth_mode = config::auth_mode::token;
-    s.auth_token_secret = token_secret;
-    s.auth_token_leeway_ms = 0;
-    return s;
-}
-
-test_client& sign_in(chat_world& world, std::string_view user, std::uint32_t worker = 0) {
-    test_client& c = world.connect(worker);
-    c.send({{"type", "login"}, {"user", user}, {"token", token_for(user)}});
-    EXPECT_EQ(c.take_one().value("type", ""), "welcome");
-    return c;
-}
 
 // The `moderation` events a client received, forgetting everything it received.
 std::vector<json> moderation_events(test_client& c) {
@@ -37,9 +21,9 @@ std::vector<json> moderation_events(test_client& c) {
 }
 
 struct staffed_room {
-    chat_world world{moderated_settings(), 2};
-    test_client& owner = sign_in(world, "olivia");
-    test_client& member = sign_in(world, "mike", 1);
+    chat_world world{token_mode_settings(), 2};
+    test_client& owner = token_client(world, "olivia");
+    test_client& member = token_client(world, "mike", 1);
     staffed_room() {
         world.join(owner, "lounge");
         world.join(member, "lounge");
