@@ -312,7 +312,9 @@ void chat_session::on_join(request& req) {
     const room_grant* grant = worker_.grant_of(handle_.session);
     room::join_request jr{user_,           handle_,           req.after,
                           req.epoch,       s.joined_history,  s.history_per_room,
-                          s.max_room_members, s.presence_max_members, keeps_identities(),
+                          // In a cluster a room's roles are not shared yet: nobody owns a room there.
+                          s.max_room_members, s.presence_max_members,
+                          keeps_identities() && worker_.hub().cluster() == nullptr,
                           grant != nullptr && keeps_identities() ? grant->role_in(req.room) : room_role::member};
     if (existing) {
         // Already a member: answer with the current state again, no second membership.

@@ -86,7 +86,14 @@ private:
         }
         return std::make_unique<memory_room_log>(epoch, 0, per_room_, max_age_ms_);
     }
-    void evicting(const std::vector<room_log*>&) override { evicted_ = true; }
+    void evicting(const std::vector<room_log*>& logs) override {
+        evicted_ = true;
+        // The room starts over (a new epoch): its settings go with its messages, so what they
+        // hold stays within what the logs in memory hold.
+        for (const room_log* log : logs) {
+            settings_.forget(log->key());
+        }
+    }
 
     const std::size_t per_room_;
     const std::int64_t epoch_;

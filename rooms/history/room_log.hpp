@@ -104,6 +104,8 @@ public:
     // What this log holds in memory, in bytes: an estimate (see room_log.cpp), counted into its
     // cache's total as it changes.
     std::int64_t memory_bytes() const { return bytes_; }
+    // The name its store knows it by (a room's name, a conversation's key), once cached.
+    std::string_view key() const { return cache_key_; }
     // Whether some log_handle to it lives (a room, a read in flight); a hint from any thread.
     bool in_use() const { return uses_.load(std::memory_order_relaxed) > 0; }
 

@@ -58,6 +58,16 @@ void room_setting_book::written() {
     in_flight_.clear();
 }
 
+void room_setting_book::forget(std::string_view room) {
+    std::lock_guard lock(mutex_);
+    for (entries* book : {&entries_, &in_flight_}) {
+        auto it = book->lower_bound(key{std::string(room), std::string(), std::string()});
+        while (it != book->end() && std::get<0>(it->first) == room) {
+            it = book->erase(it);
+        }
+    }
+}
+
 bool room_setting_book::empty() const {
     std::lock_guard lock(mutex_);
     return entries_.empty() && in_flight_.empty();

@@ -38,6 +38,9 @@ public:
     void written();
     void give_back(entries failed);
     bool empty() const;
+    // Drops everything held for room (a store that keeps settings only here, when the room's log
+    // leaves memory: memory held by settings follows the logs held).
+    void forget(std::string_view room);
 
 private:
     mutable std::mutex mutex_;

@@ -45,6 +45,21 @@ TEST(memory_store_room_settings, are_kept_per_room_and_removed_by_an_empty_value
     EXPECT_EQ(store->room_settings("lounge").size(), 1u);
 }
 
+TEST(memory_store_room_settings, go_with_the_rooms_log_when_it_leaves_memory) {
+    // Budget 0: an idle log leaves at once. The memory store keeps nothing of an evicted room
+    // (it starts a new epoch), so its settings go too and memory follows the logs held.
+    auto store = make_memory_history_store(10, 1, 0, 0);
+    log_handle held = store->open("kept");
+    store->save_room_setting("kept", {"topic", "", "still here"});
+    {
+        log_handle idle = store->open("gone");
+        store->save_room_setting("gone", {"role", "olivia", "owner"});
+    }
+    EXPECT_EQ(store->stats().evictions, 1u);
+    EXPECT_TRUE(store->room_settings("gone").empty());
+    EXPECT_EQ(setting_value(*store, "kept", "topic", ""), "still here") << "a log in use keeps its settings";
+}
+
 class sqlite_store_room_settings : public ::testing::Test {
 protected:
     void SetUp() override {

@@ -107,7 +107,7 @@ TEST(limits, a_steady_rate_within_the_limit_is_never_refused) {
         a.send({{"type", "users"}});
         // At a million per second a token comes back in a microsecond; a JSON round trip takes
         // longer, so the bucket never runs dry.
-        EXPECT_EQ(a.take_one()["type"], "users") << i;
+        EXPECT_EQ(a.take_one().value("type", ""), "users") << i;
     }
 }
 
