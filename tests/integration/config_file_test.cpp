@@ -281,7 +281,7 @@ TEST_F(PermanentRoomTest, ListedEmptyAndJoinedCarriesTopic) {
     ws_client alice = login("alice");
     const json rooms = call(alice, {{"type", "rooms"}, {"id", 1}});
     ASSERT_EQ(rooms.value("type", ""), "rooms") << rooms;
-    EXPECT_EQ(rooms["rooms"], json::parse(R"([{"name":"lobby","members":0}])")) << rooms;
+    EXPECT_EQ(rooms["rooms"], json::parse(R"([{"name":"lobby","members":0,"topic":"General chat"}])")) << rooms;
     const json joined = join_room(alice, "lobby");
     EXPECT_EQ(joined.value("topic", ""), "General chat") << joined;
     // An ordinary room has no topic field.
@@ -289,7 +289,8 @@ TEST_F(PermanentRoomTest, ListedEmptyAndJoinedCarriesTopic) {
     // The permanent room stays when its last member leaves.
     call(alice, {{"type", "leave"}, {"room", "lobby"}, {"id", 2}});
     call(alice, {{"type", "leave"}, {"room", "other"}, {"id", 3}});
-    EXPECT_EQ(call(alice, {{"type", "rooms"}, {"id", 4}})["rooms"], json::parse(R"([{"name":"lobby","members":0}])"));
+    EXPECT_EQ(call(alice, {{"type", "rooms"}, {"id", 4}})["rooms"],
+              json::parse(R"([{"name":"lobby","members":0,"topic":"General chat"}])"));
 }
 
 class MotdTest : public parley_test {

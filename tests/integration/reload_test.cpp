@@ -119,7 +119,8 @@ TEST_F(ReloadTest, PermanentRoomAddedByReloadIsListed) {
     ws_client alice = login("alice");
     EXPECT_EQ(call(alice, {{"type", "rooms"}, {"id", 1}})["rooms"], json::array());
     reload("[[rooms.permanent]]\nname = \"lobby\"\ntopic = \"Hello\"\n");
-    EXPECT_EQ(call(alice, {{"type", "rooms"}, {"id", 2}})["rooms"], json::parse(R"([{"name":"lobby","members":0}])"));
+    EXPECT_EQ(call(alice, {{"type", "rooms"}, {"id", 2}})["rooms"],
+              json::parse(R"([{"name":"lobby","members":0,"topic":"Hello"}])"));
     EXPECT_EQ(join_room(alice, "lobby").value("topic", ""), "Hello");
 }
 
