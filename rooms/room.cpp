@@ -35,7 +35,8 @@ room::room(std::string name, log_handle log, message_bus& bus, std::vector<worke
     loaded_settings loaded = load_settings(settings);
     moderation_ = std::move(loaded.moderation);
     own_topic_ = std::move(loaded.topic);
-    std::lock_guard lock(mutex_);
+    // No lock: nothing else can see the room yet, and the directory's shard lock is held here,
+    // the reverse of the order a closing room takes them in.
     note_care_locked();
 }
 
