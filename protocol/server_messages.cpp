@@ -207,6 +207,21 @@ shared_frame encode_moderation(const moderation_event& event, std::int64_t seq, 
     return b.frame();
 }
 
+message_text_around_seq split_around_seq(const shared_frame& event) {
+    const std::string_view payload = frame_payload(event.view());
+    constexpr std::string_view field = "\"seq\":";
+    // A room name holds no quote, so the first "seq" field is the event's own.
+    const std::size_t at = payload.find(field);
+    if (at == std::string_view::npos) {
+        return {std::string(payload), {}};
+    }
+    std::size_t end = at + field.size();
+    while (end < payload.size() && payload[end] >= '0' && payload[end] <= '9') {
+        ++end;
+    }
+    return {std::string(payload.substr(0, at + field.size())), std::string(payload.substr(end))};
+}
+
 shared_frame encode_revised_message(std::string_view room, std::string_view from, std::string_view text,
                                     std::int64_t seq, std::int64_t ts) {
     payload_builder b;

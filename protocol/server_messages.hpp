@@ -66,6 +66,10 @@ struct message_text_around_seq {
 message_text_around_seq encode_message_around_seq(std::string_view room, std::string_view from,
                                                   std::string_view text, std::int64_t ts);
 
+// Any server event of a room encoded with its seq (its first "seq" field, which every room
+// event has right after its room name) split around that seq's digits, for a cluster to number.
+message_text_around_seq split_around_seq(const shared_frame& event);
+
 // A complete text frame around a server message's JSON text encoded elsewhere (another node).
 shared_frame frame_of_json(std::string_view json);
 

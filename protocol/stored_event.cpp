@@ -21,6 +21,19 @@ std::optional<stored_event> read_stored_event(const shared_frame& frame) {
     out.ts = payload.value("ts", std::int64_t{0});
     out.target = payload.value("target", std::int64_t{0});
     out.deleted = payload.value("deleted", false);
+    out.action = payload.value("action", "");
+    out.user = payload.value("user", "");
+    out.reason = payload.value("reason", "");
+    out.role = payload.value("role", "");
+    if (auto topic = payload.find("topic"); topic != payload.end() && topic->is_string()) {
+        out.topic = topic->get<std::string>();
+    }
+    if (auto until = payload.find("until"); until != payload.end() && until->is_number_integer()) {
+        out.until_ms = until->get<std::int64_t>();
+    }
+    if (auto interval = payload.find("interval_s"); interval != payload.end() && interval->is_number_integer()) {
+        out.interval_s = interval->get<std::int64_t>();
+    }
     return out;
 }
 

@@ -19,6 +19,14 @@ struct stored_event {
     std::int64_t ts = 0;
     std::int64_t target = 0;      // edited, deleted: the seq of the message they are about
     bool deleted = false;         // message: a tombstone
+    // moderation only.
+    std::string action;
+    std::string user;
+    std::string reason;
+    std::string role;
+    std::optional<std::string> topic;
+    std::optional<std::int64_t> until_ms;
+    std::optional<std::int64_t> interval_s;
 };
 
 // nullopt when the frame does not hold a JSON object (never for frames the server made).

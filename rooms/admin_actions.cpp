@@ -80,12 +80,25 @@ void remove_from_room(chat_hub& hub, const std::shared_ptr<room>& r, std::string
 room::moderation_outcome moderate_as_admin(chat_hub& hub, std::string_view room_name,
                                            room::moderation_request request) {
     request.as_admin = true;
+    cluster_link* cluster = hub.cluster();
+    if (cluster != nullptr && !cluster->sequencing()) {
+        return room::moderation_outcome::unavailable;
+    }
     room::moderation_outcome outcome = room::moderation_outcome::gone;
+    const std::int64_t now = unix_millis();
     std::shared_ptr<room> target = hub.rooms().with_room(room_name, [&](room& r) {
-        outcome = r.moderate(request, unix_millis(), nullptr, {});
+        if (cluster != nullptr) {
+            // Numbered by the cluster; every node makes the change when the event arrives.
+            outcome = r.check_moderation(request);
+            if (outcome == room::moderation_outcome::done) {
+                cluster->submit_event(r.cluster_event(request, now), registry::session_handle{}, {});
+            }
+        } else {
+            outcome = r.moderate(request, now, nullptr, {});
+        }
         return outcome != room::moderation_outcome::gone;
     });
-    if (outcome == room::moderation_outcome::done &&
+    if (cluster == nullptr && outcome == room::moderation_outcome::done &&
         (request.action == moderation_action::kick || request.action == moderation_action::ban)) {
         std::string notice = std::string(request.action == moderation_action::kick ? "you were removed from '"
                                                                                    : "you were banned from '") +
@@ -104,11 +117,23 @@ room::change_outcome delete_as_admin(chat_hub& hub, std::string_view room_name, 
     request.actor = "@admin";
     request.seq = seq;
     request.as_admin = true;
+    cluster_link* cluster = hub.cluster();
+    if (cluster != nullptr && !cluster->sequencing()) {
+        return room::change_outcome::unavailable;
+    }
     room::change_outcome outcome = room::change_outcome::gone;
+    const std::int64_t now = unix_millis();
     hub.rooms().with_room(
         room_name,
         [&](room& r) {
-            outcome = r.change_message(request, unix_millis(), nullptr, {});
+            if (cluster != nullptr) {
+                outcome = r.check_change(request, now);
+                if (outcome == room::change_outcome::done) {
+                    cluster->submit_event(r.cluster_event(request, now), registry::session_handle{}, {});
+                }
+            } else {
+                outcome = r.change_message(request, now, nullptr, {});
+            }
             return outcome != room::change_outcome::gone;
         },
         room_directory::if_missing::skip);

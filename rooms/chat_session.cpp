@@ -310,11 +310,17 @@ void chat_session::on_join(request& req) {
         return;
     }
     const room_grant* grant = worker_.grant_of(handle_.session);
-    room::join_request jr{user_,           handle_,           req.after,
-                          req.epoch,       s.joined_history,  s.history_per_room,
-                          // In a cluster a room's roles are not shared yet: nobody owns a room there.
-                          s.max_room_members, s.presence_max_members,
-                          keeps_identities() && worker_.hub().cluster() == nullptr,
+    cluster_link* cluster = worker_.hub().cluster();
+    room::join_request jr{user_,
+                          handle_,
+                          req.after,
+                          req.epoch,
+                          s.joined_history,
+                          s.history_per_room,
+                          s.max_room_members,
+                          s.presence_max_members,
+                          keeps_identities(),
+                          cluster != nullptr,
                           grant != nullptr && keeps_identities() ? grant->role_in(req.room) : room_role::member};
     if (existing) {
         // Already a member: answer with the current state again, no second membership.
@@ -342,6 +348,10 @@ void chat_session::on_join(request& req) {
     send(protocol::encode_joined(target->name(), result.epoch, result.members, result.history, result.recovered,
                                  req.id, &result.standing));
     worker_.add_member(target.get(), this, result.joined_event);
+    if (result.may_own && cluster->sequencing()) {
+        // Whether the room is new is the cluster's to say: the owner's role comes as an event.
+        cluster->submit_event(target->ownership_event(user_, unix_millis()), handle_, {});
+    }
     rooms_.push_back({std::move(target), 0});
 }
 
@@ -407,24 +417,33 @@ void chat_session::on_say(request& req) {
     }
     // Only a say with an id is acknowledged.
     if (cluster_link* cluster = worker_.hub().cluster(); cluster != nullptr && cluster->sequencing()) {
-        // The cluster numbers it; it comes back to the room here as to every node's.
-        cluster->submit_say(m->joined->name(), user_, req.text, unix_millis(), handle_, req.id);
+        const std::int64_t now = unix_millis();
+        if (!refused_say(m->joined->may_say(user_, now), m->joined->name(), req.id)) {
+            // The cluster numbers it; it comes back to the room here as to every node's.
+            cluster->submit_say(m->joined->name(), user_, req.text, now, handle_, req.id);
+        }
     } else if (cluster != nullptr) {
         say_here(m->joined->name(), req.text, unix_millis(), req.id);
     } else {
         const room::said said =
             m->joined->say(user_, req.text, unix_millis(), req.id.empty() ? nullptr : &output_, req.id);
-        if (said.refused == room::say_refusal::muted) {
-            fail(error_code::muted, "you are muted in '" + m->joined->name() + "'", req.id);
-            return;
-        }
-        if (said.refused == room::say_refusal::slowed) {
-            fail(error_code::rate_limited, "slow mode: wait before saying more in '" + m->joined->name() + "'",
-                 req.id);
+        if (refused_say(said.refused, m->joined->name(), req.id)) {
             return;
         }
     }
     worker_.counters().says.add();
+}
+
+bool chat_session::refused_say(room::say_refusal refusal, const std::string& room_name, std::string_view re) {
+    if (refusal == room::say_refusal::muted) {
+        fail(error_code::muted, "you are muted in '" + room_name + "'", re);
+        return true;
+    }
+    if (refusal == room::say_refusal::slowed) {
+        fail(error_code::rate_limited, "slow mode: wait before saying more in '" + room_name + "'", re);
+        return true;
+    }
+    return false;
 }
 
 void chat_session::say_here(std::string_view room_name, std::string_view text, std::int64_t ts,

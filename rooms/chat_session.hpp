@@ -7,6 +7,7 @@
 #include "registry/session_handle.hpp"
 #include "rooms/cluster_link.hpp"
 #include "rooms/history/unix_clock.hpp"
+#include "rooms/room.hpp"
 #include "rooms/room_access.hpp"
 #include "rooms/session_output.hpp"
 
@@ -137,6 +138,8 @@ private:
     // The membership req.room names; when there is none, fails req with not_in_room and gives end.
     std::vector<membership>::iterator room_of(const request& req);
     bool check_text(const request& req);
+    // Fails a say that room refused (muted, slow mode); false when it was not refused.
+    bool refused_say(room::say_refusal refusal, const std::string& room_name, std::string_view re);
     void leave_room(std::vector<membership>::iterator it, bool disconnected);
     void send(const protocol::shared_frame& frame) { output_.send(frame); }
     void fail(protocol::error_code code, std::string_view message, std::string_view re);

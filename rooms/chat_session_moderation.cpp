@@ -57,10 +57,7 @@ void chat_session::on_moderate(request& req) {
              req.id);
         return;
     }
-    if (worker_.hub().cluster() != nullptr) {
-        fail(error_code::bad_request, "moderation is not shared across a cluster yet", req.id);
-        return;
-    }
+
     room::moderation_request mr;
     mr.actor = user_;
     mr.action = action;
@@ -107,7 +104,15 @@ void chat_session::on_moderate(request& req) {
         mr.interval_s = *req.interval_s;
     }
 
-    switch (target_room.moderate(mr, now, req.id.empty() ? nullptr : &output_, req.id)) {
+    cluster_link* cluster = worker_.hub().cluster();
+    if (cluster != nullptr && !cluster->sequencing()) {
+        fail(error_code::unavailable, "the cluster cannot take moderation just now; send it again later", req.id);
+        return;
+    }
+    const room::moderation_outcome outcome =
+        cluster != nullptr ? target_room.check_moderation(mr)
+                           : target_room.moderate(mr, now, req.id.empty() ? nullptr : &output_, req.id);
+    switch (outcome) {
     case room::moderation_outcome::done: break;
     case room::moderation_outcome::forbidden:
         fail(error_code::forbidden, "your role in '" + target_room.name() + "' does not allow that", req.id);
@@ -130,8 +135,15 @@ void chat_session::on_moderate(request& req) {
                  " bans, mutes and roles already; lift some first",
              req.id);
         return;
+    case room::moderation_outcome::unavailable:
     case room::moderation_outcome::gone:
         fail(error_code::not_in_room, "the room '" + target_room.name() + "' was closed", req.id);
+        return;
+    }
+    if (cluster != nullptr) {
+        // Numbered by the cluster; every node (this one too) makes the change when it arrives,
+        // and removes its own sessions of a kicked or banned user (room_effects.cpp).
+        cluster->submit_event(target_room.cluster_event(mr, now), handle_, req.id);
         return;
     }
     if (action == moderation_action::kick || action == moderation_action::ban) {
@@ -158,8 +170,9 @@ void chat_session::on_change_message(request& req) {
         fail(error_code::forbidden, "without login tokens messages are not edited or deleted by users", req.id);
         return;
     }
-    if (worker_.hub().cluster() != nullptr) {
-        fail(error_code::bad_request, "edit and delete are not shared across a cluster yet", req.id);
+    cluster_link* cluster = worker_.hub().cluster();
+    if (cluster != nullptr && !cluster->sequencing()) {
+        fail(error_code::unavailable, "the cluster cannot take edits or deletes just now; send it again later", req.id);
         return;
     }
     if (editing && !check_text(req)) {
@@ -173,8 +186,16 @@ void chat_session::on_change_message(request& req) {
     }
     change.edit_window_ms = static_cast<std::int64_t>(worker_.settings().edit_window_s) * 1000;
     const std::string where = "message " + std::to_string(*req.seq) + " of '" + target_room.name() + "'";
-    switch (target_room.change_message(change, unix_millis(), req.id.empty() ? nullptr : &output_, req.id)) {
-    case room::change_outcome::done: return;
+    const std::int64_t now = unix_millis();
+    const room::change_outcome outcome =
+        cluster != nullptr ? target_room.check_change(change, now)
+                           : target_room.change_message(change, now, req.id.empty() ? nullptr : &output_, req.id);
+    switch (outcome) {
+    case room::change_outcome::done:
+        if (cluster != nullptr) {
+            cluster->submit_event(target_room.cluster_event(change, now), handle_, req.id);
+        }
+        return;
     case room::change_outcome::not_found:
         fail(error_code::message_not_found,
              "no " + where + " (a message among the room's newest, not deleted, can be edited or deleted)", req.id);
@@ -188,6 +209,7 @@ void chat_session::on_change_message(request& req) {
     case room::change_outcome::forbidden:
         fail(error_code::forbidden, "only its author, a moderator or an owner deletes " + where, req.id);
         return;
+    case room::change_outcome::unavailable:
     case room::change_outcome::gone:
         fail(error_code::not_in_room, "the room '" + target_room.name() + "' was closed", req.id);
         return;

@@ -2,6 +2,7 @@
 
 #include "protocol/shared_frame.hpp"
 #include "registry/session_handle.hpp"
+#include "rooms/history/history_store.hpp"
 #include "rooms/history/room_log.hpp"
 
 #include <cstdint>
@@ -72,6 +73,35 @@ public:
     virtual void submit_say(std::string_view room, std::string_view from, std::string_view text, std::int64_t ts,
                             registry::session_handle sender, std::string_view ack_id) = 0;
 
+    // A room event other than a say (a moderation action, an edit, a delete, a creator's
+    // ownership), encoded by the sender's worker with its seq left out
+    // (protocol::split_around_seq): numbered, stored and delivered like a say, and it changes the
+    // room on every node when it arrives (room::apply_message). The sender (when ack_id is not
+    // empty) gets its ack before the event. These are never made on one node alone: while the
+    // cluster is unreachable, or when Redis refuses, the sender is told `unavailable`; an edit or
+    // delete of a message deleted meanwhile is told `message_not_found`.
+    struct numbered_event {
+        std::string room;
+        std::string json_before;  // the event's JSON around its seq
+        std::string json_after;
+        std::int64_t ts = 0;
+        // What the event changes of the room's stored settings, kept by the cluster with it.
+        std::vector<room_setting> settings;
+        // Stored messages the event rewrites (an edit's new text, a delete's tombstone and the
+        // deleted message's earlier edits without their text): the old entries leave the cluster's
+        // stream, these take their seqs.
+        std::vector<log_entry> revisions;
+        // An edit's or a delete's message: refused if it was deleted before this event's turn.
+        std::int64_t target = 0;
+        // Stored only while the room has never held a message (a new room's creator becomes its
+        // owner; whoever comes second in the cluster does not).
+        bool new_room_only = false;
+        // Stored only while the room's first setting in `settings` still holds this value (the
+        // end of a timed ban or mute, offered by every node that sees it: kept once, and never
+        // lifting a newer ban of the same user).
+        std::optional<std::string> only_if_stored;
+    };
+    virtual void submit_event(numbered_event event, registry::session_handle sender, std::string_view ack_id) = 0;
     // False while the cluster is unreachable: says are served by this node alone (say_here).
     virtual bool sequencing() const = 0;
     // While unreachable: the epoch this node's rooms continue in (a room's seqs from now on are

@@ -73,8 +73,12 @@ room::join_result room::join(const join_request& request) {
     if (identities_) {
         if (request.owns_if_new && members_.empty() && remote_members_.empty() && !permanent_ &&
             log_->last_seq() == 0 && moderation_.roles().empty() && request.claimed_role == room_role::member) {
-            moderation_.set_role(request.user, room_role::owner);
-            save_locked(role_setting(request.user, room_role::owner));
+            if (request.ownership_by_cluster) {
+                result.may_own = true;
+            } else {
+                moderation_.set_role(request.user, room_role::owner);
+                save_locked(role_setting(request.user, room_role::owner));
+            }
         }
         moderation_.claim_role(request.user, request.claimed_role);
     }
@@ -193,6 +197,17 @@ void room::close_if_unused_locked() {
         closed_ = true;
         directory_->erase(this);
     }
+}
+
+room::say_refusal room::may_say(std::string_view user, std::int64_t ts) {
+    std::lock_guard lock(mutex_);
+    if (moderation_.says_unchecked()) {
+        return say_refusal::none;
+    }
+    if (identities_ && moderation_.mute_of(user, ts) != nullptr) {
+        return say_refusal::muted;
+    }
+    return moderation_.take_say_turn(user, ts) ? say_refusal::none : say_refusal::slowed;
 }
 
 std::string room::topic() const {

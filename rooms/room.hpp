@@ -2,7 +2,9 @@
 
 #include "protocol/server_messages.hpp"
 #include "protocol/shared_frame.hpp"
+#include "protocol/stored_event.hpp"
 #include "registry/session_handle.hpp"
+#include "rooms/cluster_link.hpp"
 #include "rooms/history/history_store.hpp"
 #include "rooms/history/log_cache.hpp"
 #include "rooms/history/room_log.hpp"
@@ -56,6 +58,7 @@ public:
         std::optional<bool> recovered;
         std::uint64_t joined_event = 0;
         protocol::room_standing standing;  // topic, roles, slow mode, bans and mutes
+        bool may_own = false;              // join_request::ownership_by_cluster: the room looks new here
     };
     struct join_request {
         std::string_view user;
@@ -69,6 +72,9 @@ public:
         std::size_t presence_max_members = 1000;
         // Token mode: the user who makes a room that never had a message or a role owns it.
         bool owns_if_new = false;
+        // In a cluster only the cluster knows whether the room is new: join_result::may_own
+        // says it looks so here, and the session asks the cluster (ownership_event).
+        bool ownership_by_cluster = false;
         // Token mode: the role the user's token claims in this room (member: none).
         room_role claimed_role = room_role::member;
     };
@@ -111,6 +117,10 @@ public:
     said say(std::string_view from, std::string_view text, std::int64_t ts, session_output* ack_to = nullptr,
              std::string_view ack_id = {});
 
+    // In a cluster, before a say goes to be numbered: whether user may say now (a mute, slow
+    // mode; a turn of slow mode is taken). The same check say() makes on one node.
+    say_refusal may_say(std::string_view user, std::int64_t ts);
+
     // ---- moderation (room_moderate.cpp) ----
     struct moderation_request {
         std::string_view actor;
@@ -125,7 +135,8 @@ public:
         // mutes still need identities (token mode).
         bool as_admin = false;
     };
-    enum class moderation_outcome { done, forbidden, not_a_member, unchanged, last_owner, too_many, gone };
+    // unavailable: only from moderate_as_admin, a cluster that cannot take it now.
+    enum class moderation_outcome { done, forbidden, not_a_member, unchanged, last_owner, too_many, gone, unavailable };
     // A room keeps at most this many bans, mutes and roles of its own (memory and store bounded).
     static constexpr std::size_t max_settings = 10000;
     // Checks the actor's role and applies the action. When done, the action is an event in the
@@ -134,12 +145,26 @@ public:
     // removed here: their workers do that (chat_session::evict), after this returns.
     moderation_outcome moderate(const moderation_request& request, std::int64_t ts, session_output* ack_to,
                                 std::string_view ack_id);
+    // In a cluster: whether moderate() would do it now (the outcome it would give), and the
+    // event it would make, for the cluster to number (cluster_link::submit_event) with the
+    // stored settings it changes; the change is made on every node when the event arrives
+    // (apply_effects_locked).
+    moderation_outcome check_moderation(const moderation_request& request) const;
+    cluster_link::numbered_event cluster_event(const moderation_request& request, std::int64_t ts) const;
+    // In a cluster: the event that makes user the owner of a room nobody has used yet in the
+    // whole cluster (join_result::may_own); the cluster stores it only if that still holds.
+    cluster_link::numbered_event ownership_event(std::string_view user, std::int64_t ts) const;
+    // The cluster's stored settings of the room replace the room's own roles, bans, mutes, topic
+    // and slow mode (a node that rebases the room on the cluster's state).
+    void replace_settings(const std::vector<room_setting>& rows);
     // Gives a role without a check (the configuration's owners, a token's claim, the creator).
     void grant_role(std::string_view user, room_role role);
     room_role role_of(std::string_view user) const;
     // Ends the timed bans and mutes that are over, each as an event, and forgets slow mode's
-    // old entries; called from a periodic tick for the rooms that need_care().
-    void end_expired_sanctions(std::int64_t now_ms);
+    // old entries; called from a periodic tick for the rooms that need_care(). In a cluster
+    // (cluster not null) the events are the cluster's to number: each node that sees an end
+    // offers it, and it is kept once (numbered_event::only_if_stored).
+    void end_expired_sanctions(std::int64_t now_ms, cluster_link* cluster = nullptr);
     // Timed bans or mutes, or slow mode: the tick has work here. Read without the lock.
     bool needs_care() const { return needs_care_.load(std::memory_order_relaxed); }
 
@@ -151,7 +176,8 @@ public:
         std::int64_t edit_window_ms = 0;       // how long after saying it its author may edit it
         bool as_admin = false;                 // the admin API deletes any message
     };
-    enum class change_outcome { done, not_found, not_author, too_late, forbidden, gone };
+    // unavailable: only from delete_as_admin, a cluster that cannot take it now.
+    enum class change_outcome { done, not_found, not_author, too_late, forbidden, gone, unavailable };
     // Edits or deletes a message the room's memory holds (its newest messages): the stored copy is
     // replaced (history_store rewrites it, so deleted text leaves storage), and the change is an
     // event in the room's sequence (`edited` or `deleted`, the actor's `ack` first). A delete
@@ -159,6 +185,11 @@ public:
     // within edit_window_ms; the author, a moderator or an owner deletes.
     change_outcome change_message(const change_request& request, std::int64_t ts, session_output* ack_to,
                                   std::string_view ack_id);
+    // In a cluster: whether change_message would do it now, and the event for the cluster to
+    // number, with the stored messages it rewrites (the change is made on every node when its
+    // event arrives, apply_effects_locked).
+    change_outcome check_change(const change_request& request, std::int64_t ts) const;
+    cluster_link::numbered_event cluster_event(const change_request& request, std::int64_t ts) const;
 
     // A `system` line to every member (an announcement; not stored, no seq).
     void announce(std::string_view text);
@@ -223,6 +254,28 @@ public:
     const log_handle& log() const { return log_; }
 
 private:
+    // Requires mutex_. Replaces message target (by from, at ts) by its tombstone, and its earlier
+    // `edited` events by ones without text.
+    void erase_text_locked(std::int64_t target, std::string_view from, std::int64_t ts);
+    // Requires mutex_. What erase_text_locked writes, each at its seq.
+    std::vector<log_entry> text_erasures_locked(std::int64_t target, std::string_view from, std::int64_t ts) const;
+    // Requires mutex_. The event a moderation request makes, with its seq.
+    protocol::shared_frame moderation_event_frame_locked(const moderation_request& request, std::int64_t seq,
+                                                         std::int64_t ts) const;
+    // Requires mutex_. cluster_event of a moderation request.
+    cluster_link::numbered_event cluster_event_locked(const moderation_request& request, std::int64_t ts) const;
+    // Requires mutex_. The stored settings the action changes.
+    std::vector<room_setting> settings_changed_by_locked(const moderation_request& request) const;
+    // Requires mutex_. What a moderation, edited or deleted event numbered by the cluster does to
+    // the room's state on this node (room_effects.cpp); nothing for any other frame.
+    void apply_effects_locked(const protocol::shared_frame& frame);
+    // Requires mutex_. change_message()'s checks, without a change; fills in the message and
+    // what it says when found.
+    change_outcome vet_change_locked(const change_request& request, std::int64_t ts,
+                                     std::optional<log_entry>& original,
+                                     std::optional<protocol::stored_event>& shown) const;
+    // Requires mutex_. moderate()'s checks, without a change.
+    moderation_outcome vet_locked(const moderation_request& request) const;
     // Requires mutex_. Saves a changed setting through the directory's store.
     void save_locked(const room_setting& setting);
     // Requires mutex_. Updates needs_care().

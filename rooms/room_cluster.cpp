@@ -42,6 +42,7 @@ room::apply_outcome room::apply_message(std::int64_t seq, std::int64_t ts, const
         return apply_outcome::gap;
     }
     log_->append(seq, ts, frame);
+    apply_effects_locked(frame);
     if (before_fanout) {
         before_fanout();
     }

@@ -69,10 +69,10 @@ void room_directory::declare(const std::vector<config::permanent_room>& rooms, b
     }
 }
 
-void room_directory::tick(std::int64_t now_ms) {
+void room_directory::tick(std::int64_t now_ms, cluster_link* cluster) {
     for (const std::shared_ptr<room>& r : all()) {
         if (r->needs_care()) {
-            r->end_expired_sanctions(now_ms);
+            r->end_expired_sanctions(now_ms, cluster);
         }
     }
 }

@@ -16,6 +16,8 @@
 
 namespace parley::rooms {
 
+class cluster_link;
+
 class room;
 class worker_context;
 
@@ -60,7 +62,8 @@ public:
     // The periodic tick (a worker's housekeeping, about once a second): ends the timed bans and
     // mutes that are over, as events, in the rooms that need it (room::needs_care). A walk over
     // the rooms, which is cheap next to a second of traffic even with a hundred thousand.
-    void tick(std::int64_t now_ms);
+    // cluster: the node's, when it belongs to one (room::end_expired_sanctions).
+    void tick(std::int64_t now_ms, cluster_link* cluster = nullptr);
     // Called by a room, under its lock, when its last member left.
     void erase(const room* r);
 

@@ -28,9 +28,7 @@ std::string_view action_name(moderation_action action) {
 
 }  // namespace
 
-room::moderation_outcome room::moderate(const moderation_request& request, std::int64_t ts, session_output* ack_to,
-                                        std::string_view ack_id) {
-    std::lock_guard lock(mutex_);
+room::moderation_outcome room::vet_locked(const moderation_request& request) const {
     if (closed_) {
         return moderation_outcome::gone;
     }
@@ -46,6 +44,122 @@ room::moderation_outcome room::moderate(const moderation_request& request, std::
                               (request.action == moderation_action::set_role && request.role != room_role::member);
     if (adds_setting && moderation_.sanction_count() + moderation_.own_roles().size() >= max_settings) {
         return moderation_outcome::too_many;
+    }
+    switch (request.action) {
+    case moderation_action::kick:
+        if (members_.find(request.target) == members_.end() &&
+            remote_members_.find(request.target) == remote_members_.end()) {
+            return moderation_outcome::not_a_member;
+        }
+        break;
+    case moderation_action::unban:
+        return moderation_.bans().count(request.target) != 0 ? moderation_outcome::done : moderation_outcome::unchanged;
+    case moderation_action::unmute:
+        return moderation_.mutes().count(request.target) != 0 ? moderation_outcome::done
+                                                                : moderation_outcome::unchanged;
+    case moderation_action::set_role: {
+        room_moderation trial = moderation_;
+        return trial.set_role(request.target, request.role) ? moderation_outcome::done : moderation_outcome::last_owner;
+    }
+    default: break;
+    }
+    return moderation_outcome::done;
+}
+
+room::moderation_outcome room::check_moderation(const moderation_request& request) const {
+    std::lock_guard lock(mutex_);
+    return vet_locked(request);
+}
+
+protocol::shared_frame room::moderation_event_frame_locked(const moderation_request& request, std::int64_t seq,
+                                                           std::int64_t ts) const {
+    protocol::moderation_event event;
+    event.room = name_;
+    event.action = action_name(request.action);
+    event.by = request.actor;
+    event.user = request.target;
+    if (request.action == moderation_action::kick || request.action == moderation_action::ban ||
+        request.action == moderation_action::mute) {
+        event.reason = request.reason;
+    }
+    if (request.action == moderation_action::ban || request.action == moderation_action::mute) {
+        event.until_ms = request.until_ms;
+    }
+    if (request.action == moderation_action::set_role) {
+        event.role = role_name(request.role);
+    }
+    std::string topic;
+    if (request.action == moderation_action::set_topic) {
+        topic = request.topic.empty() ? configured_topic_ : std::string(request.topic);
+        event.topic = topic;
+    }
+    if (request.action == moderation_action::set_slow_mode) {
+        event.interval_s = request.interval_s;
+    }
+    return protocol::encode_moderation(event, seq, ts);
+}
+
+std::vector<room_setting> room::settings_changed_by_locked(const moderation_request& request) const {
+    switch (request.action) {
+    case moderation_action::ban:
+    case moderation_action::mute: {
+        const sanction s{std::string(request.actor), std::string(request.reason), request.until_ms.value_or(0)};
+        return {sanction_setting(request.action == moderation_action::ban, request.target, &s)};
+    }
+    case moderation_action::unban: return {sanction_setting(true, request.target, nullptr)};
+    case moderation_action::unmute: return {sanction_setting(false, request.target, nullptr)};
+    case moderation_action::set_role: return {role_setting(request.target, request.role)};
+    case moderation_action::set_topic:
+        return {topic_setting(request.topic == configured_topic_ ? std::string_view() : request.topic)};
+    case moderation_action::set_slow_mode: return {slow_mode_setting(request.interval_s)};
+    case moderation_action::kick: break;
+    }
+    return {};
+}
+
+cluster_link::numbered_event room::cluster_event(const moderation_request& request, std::int64_t ts) const {
+    std::lock_guard lock(mutex_);
+    return cluster_event_locked(request, ts);
+}
+
+cluster_link::numbered_event room::cluster_event_locked(const moderation_request& request, std::int64_t ts) const {
+    cluster_link::numbered_event event;
+    event.room = name_;
+    event.ts = ts;
+    protocol::message_text_around_seq json = protocol::split_around_seq(moderation_event_frame_locked(request, 0, ts));
+    event.json_before = std::move(json.before);
+    event.json_after = std::move(json.after);
+    event.settings = settings_changed_by_locked(request);
+    return event;
+}
+
+cluster_link::numbered_event room::ownership_event(std::string_view user, std::int64_t ts) const {
+    moderation_request request;
+    request.actor = user;
+    request.action = moderation_action::set_role;
+    request.target = user;
+    request.role = room_role::owner;
+    cluster_link::numbered_event event = cluster_event(request, ts);
+    event.new_room_only = true;
+    return event;
+}
+
+void room::replace_settings(const std::vector<room_setting>& rows) {
+    loaded_settings loaded = load_settings(rows);
+    std::lock_guard lock(mutex_);
+    moderation_.replace_own(std::move(loaded.moderation));
+    own_topic_ = std::move(loaded.topic);
+    for (const room_setting& row : rows) {
+        save_locked(row);
+    }
+    note_care_locked();
+}
+
+room::moderation_outcome room::moderate(const moderation_request& request, std::int64_t ts, session_output* ack_to,
+                                        std::string_view ack_id) {
+    std::lock_guard lock(mutex_);
+    if (const moderation_outcome vetted = vet_locked(request); vetted != moderation_outcome::done) {
+        return vetted;
     }
     protocol::moderation_event event;
     event.room = name_;
@@ -130,9 +244,41 @@ room_role room::role_of(std::string_view user) const {
     return moderation_.role_of(user);
 }
 
-void room::end_expired_sanctions(std::int64_t now_ms) {
+void room::end_expired_sanctions(std::int64_t now_ms, cluster_link* cluster) {
     std::lock_guard lock(mutex_);
     if (closed_) {
+        return;
+    }
+    if (cluster != nullptr) {
+        // Over here already (an ended sanction holds nobody back); the event that says so, and
+        // that takes it out of the cluster's settings, is offered to the cluster.
+        std::vector<cluster_link::numbered_event> ends;
+        for (const bool ban : {true, false}) {
+            for (const auto& [user, s] : ban ? moderation_.bans() : moderation_.mutes()) {
+                if (s.active_at(now_ms)) {
+                    continue;
+                }
+                moderation_request request;
+                request.action = ban ? moderation_action::unban : moderation_action::unmute;
+                request.target = user;
+                cluster_link::numbered_event end = cluster_event_locked(request, now_ms);
+                end.only_if_stored = sanction_setting(ban, user, &s).value;
+                ends.push_back(std::move(end));
+            }
+        }
+        const room_moderation::ended gone = moderation_.prune(now_ms);
+        for (const std::string& user : gone.bans) {
+            save_locked(sanction_setting(true, user, nullptr));
+        }
+        for (const std::string& user : gone.mutes) {
+            save_locked(sanction_setting(false, user, nullptr));
+        }
+        note_care_locked();
+        if (cluster->sequencing()) {
+            for (cluster_link::numbered_event& end : ends) {
+                cluster->submit_event(std::move(end), registry::session_handle{}, {});
+            }
+        }
         return;
     }
     const room_moderation::ended gone = moderation_.prune(now_ms);

@@ -64,6 +64,15 @@ public:
     const role_map& own_roles() const { return roles_; }
     // Everyone with a role above member, from every source, with the highest.
     role_map roles() const;
+    // Takes the stored part of other's state (its own roles, bans, mutes, slow mode), keeping the
+    // configuration's and the tokens' roles held here.
+    void replace_own(room_moderation other) {
+        roles_ = std::move(other.roles_);
+        bans_ = std::move(other.bans_);
+        mutes_ = std::move(other.mutes_);
+        slow_mode_s_ = other.slow_mode_s_;
+        last_say_ms_.clear();
+    }
     // The configuration's roles (replaced on every reload).
     void set_configured_roles(role_map roles) { configured_ = std::move(roles); }
     // A token's claim, recorded when its holder joins (kept while the room exists: every login

@@ -107,6 +107,8 @@ admin_reply delete_from_admin(const json& body, const std::string& room, rooms::
     switch (rooms::delete_as_admin(hub, room, *seq)) {
     case outcome::done: break;
     case outcome::gone: return refuse(http::status::not_found, "no room '" + room + "' exists");
+    case outcome::unavailable:
+        return refuse(http::status::service_unavailable, "the cluster cannot take it just now; try again");
     default:
         return refuse(http::status::not_found, "no message " + std::to_string(*seq) + " of '" + room +
                                                    "' (among the room's newest, not deleted)");
@@ -118,9 +120,6 @@ admin_reply delete_from_admin(const json& body, const std::string& room, rooms::
 }  // namespace
 
 admin_reply moderate_from_admin(const json& body, rooms::chat_hub& hub) {
-    if (hub.cluster() != nullptr) {
-        return refuse(http::status::not_implemented, "moderation is not shared across a cluster yet");
-    }
     admin_reply failure;
     auto room = text_of(body, "room", failure);
     auto action_word = room ? text_of(body, "action", failure) : std::nullopt;
@@ -200,6 +199,8 @@ admin_reply moderate_from_admin(const json& body, rooms::chat_hub& hub) {
     case outcome::too_many:
         return refuse(http::status::conflict, "'" + *room + "' holds too many bans, mutes and roles");
     case outcome::gone: return refuse(http::status::service_unavailable, "the room closed meanwhile; try again");
+    case outcome::unavailable:
+        return refuse(http::status::service_unavailable, "the cluster cannot take it just now; try again");
     }
     audit(body, *action_word, *room, request.until_ms);
     return done(*room, *action_word);

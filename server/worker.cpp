@@ -154,7 +154,7 @@ void worker::housekeeping() {
         heap_return_.tick(chat_.hub().history().stats().evicted_bytes, std::chrono::steady_clock::now());
         // About once a second: timed bans and mutes end, as events in their rooms.
         if (++housekeeping_passes_ % 4 == 0) {
-            chat_.hub().rooms().tick(rooms::unix_millis());
+            chat_.hub().rooms().tick(rooms::unix_millis(), chat_.hub().cluster());
         }
     }
     // check_timeouts() only queues frames and starts closes; it never detaches a connection, so

@@ -21,6 +21,13 @@ inline std::string node_users(std::string_view node) { return key("node:", node,
 inline std::string node_rooms(std::string_view node) { return key("node:", node, ":rooms"); }
 inline std::string room_seq(std::string_view room) { return key("room:", room, ":seq"); }
 inline std::string room_stream(std::string_view room) { return key("room:", room, ":log"); }
+// A room's settings (roles, bans, mutes, topic, slow mode): a hash from "KIND\nSUBJECT" to the
+// value (rooms/room_settings.hpp), written with the event that changes it.
+inline std::string room_settings(std::string_view room) { return key("room:", room, ":settings"); }
+// A room's revised messages (an edit's new text, a deleted message's tombstone): a sorted set of
+// "TS\nJSON" scored by seq, standing in for the stream entries they replaced, which are deleted
+// (scripts::read_log merges the two).
+inline std::string room_revised(std::string_view room) { return key("room:", room, ":revised"); }
 // A stored direct conversation, named by its history key ("dm:A:B", rooms/direct_conversations.hpp):
 // a counter and a stream like a room's.
 inline std::string conversation_seq(std::string_view conversation) { return key(conversation, ":seq"); }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "protocol/error_code.hpp"
 #include "rooms/cluster/cluster_event.hpp"
 #include "rooms/cluster/redis_link.hpp"
 #include "rooms/cluster_link.hpp"
@@ -109,6 +110,7 @@ public:
     void release_name(std::string_view user) override;
     void submit_say(std::string_view room, std::string_view from, std::string_view text, std::int64_t ts,
                     registry::session_handle sender, std::string_view ack_id) override;
+    void submit_event(numbered_event event, registry::session_handle sender, std::string_view ack_id) override;
     bool sequencing() const override { return sequencing_.load(std::memory_order_acquire); }
     std::int64_t detached_epoch() const override { return detached_epoch_.load(std::memory_order_acquire); }
     void keep_for_cluster(std::string_view room, std::string_view from, std::string_view text,
@@ -152,6 +154,9 @@ private:
         std::string text;
         std::string ack_id;
         bool from_session = false;  // false: a say kept while detached, which no session waits for
+        bool event = false;         // a moderation, edit or delete event: never served by this node alone
+        // An event's further arguments to the say script (settings, guard, revisions).
+        std::vector<std::string> event_args;
     };
     // A stored dm on its way to Redis (kept until answered, as a say is).
     struct pending_dm {
@@ -189,6 +194,9 @@ private:
     // resend: the say went out before and its answer was lost; the script stores it only if it
     // did not arrive then.
     void send_say(const pending_say& say, bool resend = false);
+    // Tells an event's sender that the cluster did not take it (unavailable, or
+    // message_not_found for an edit or delete of a message deleted meanwhile).
+    void refuse_event(const pending_say& event, protocol::error_code why);
     void on_say_answer(std::uint64_t nonce, std::optional<redis_reply> reply);
     void on_snapshot(std::optional<redis_reply> reply);
     void finish_sync_if_ready();

@@ -3,6 +3,7 @@
 // streams when messages went missing.
 
 #include "rooms/cluster/cluster_node.hpp"
+#include "rooms/cluster/cluster_scripts.hpp"
 
 #include "protocol/close_code.hpp"
 #include "protocol/frame_encoder.hpp"
@@ -188,7 +189,8 @@ void cluster_node::apply_message(std::string_view room, std::int64_t seq, std::i
 void cluster_node::catch_up(const std::string& room, std::int64_t from_seq, std::int64_t to_seq) {
     catching_up_[room];  // messages arriving meanwhile wait
     std::string count = std::to_string(to_seq - from_seq + 1);
-    command({"XRANGE", keys::room_stream(room), keys::stream_id(from_seq), keys::stream_id(to_seq), "COUNT", count},
+    eval(scripts::read_log, {keys::room_stream(room), keys::room_revised(room)},
+         {std::to_string(from_seq), std::to_string(to_seq), count, "0"},
             [this, room, generation = sync_count_](std::optional<redis_reply> reply) {
                 if (stopped_ || generation != sync_count_ || phase_ == phase::down) {
                     return;  // the outage cleared the queues; the next sync catches the room up
@@ -211,7 +213,7 @@ void cluster_node::catch_up(const std::string& room, std::int64_t from_seq, std:
 void cluster_node::rebase_room(const std::string& room, std::int64_t last_seq) {
     catching_up_[room];
     std::string count = std::to_string(options_.history_per_room);
-    command({"XREVRANGE", keys::room_stream(room), "+", "-", "COUNT", count},
+    eval(scripts::read_log, {keys::room_stream(room), keys::room_revised(room)}, {"1", "", count, "1"},
             [this, room, last_seq, generation = sync_count_](std::optional<redis_reply> reply) {
                 if (stopped_ || generation != sync_count_ || phase_ == phase::down) {
                     return;
@@ -229,15 +231,38 @@ void cluster_node::rebase_room(const std::string& room, std::int64_t last_seq) {
                     }
                 }
                 std::reverse(newest.begin(), newest.end());
-                // Copied for each try: a room that closed under the first keeps what it was given.
-                hub_->rooms().with_room(room, [&](rooms::room& r) {
-                    if (!r.rebase(epoch_, last_seq, newest)) {
-                        return false;
+                // The room's settings come with its history: what its events made of it before
+                // the newest messages.
+                command({"HGETALL", keys::room_settings(room)}, [this, room, last_seq, generation,
+                                                                  newest = std::move(newest)](
+                                                                     std::optional<redis_reply> settings) {
+                    if (stopped_ || generation != sync_count_ || phase_ == phase::down) {
+                        return;
                     }
-                    r.close_if_unused();
-                    return true;
+                    if (!settings) {
+                        catching_up_.erase(room);
+                        return;
+                    }
+                    std::vector<rooms::room_setting> rows;
+                    const auto& fields = settings->elements;
+                    for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
+                        const std::string& field = fields[i].text;
+                        const std::size_t cut = field.find('\n');
+                        if (cut != std::string::npos) {
+                            rows.push_back({field.substr(0, cut), field.substr(cut + 1), fields[i + 1].text});
+                        }
+                    }
+                    // Copied for each try: a room that closed under the first keeps what it was given.
+                    hub_->rooms().with_room(room, [&](rooms::room& r) {
+                        if (!r.rebase(epoch_, last_seq, newest)) {
+                            return false;
+                        }
+                        r.replace_settings(rows);
+                        r.close_if_unused();
+                        return true;
+                    });
+                    drain_queue(room);
                 });
-                drain_queue(room);
             });
 }
 

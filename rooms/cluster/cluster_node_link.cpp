@@ -88,7 +88,7 @@ void cluster_node::submit_say(std::string_view room, std::string_view from, std:
     auto json = protocol::encode_message_around_seq(room, from, text, ts);
     pending_say say{0,  std::string(room), std::string(from), std::move(json.before), std::move(json.after), ts,
                     ack_id.empty() ? std::string() : format_ack_ticket(sender, ack_id), sender, std::string(text),
-                    std::string(ack_id), true};
+                    std::string(ack_id), true, false, {}};
     run([this, say = std::move(say)]() mutable {
         if (phase_ == phase::down) {
             // Redis went away after the session looked: the sender's session serves it alone.
@@ -103,11 +103,54 @@ void cluster_node::submit_say(std::string_view room, std::string_view from, std:
     });
 }
 
+void cluster_node::submit_event(numbered_event e, registry::session_handle sender, std::string_view ack_id) {
+    pending_say event{0,  std::move(e.room), std::string(), std::move(e.json_before), std::move(e.json_after), e.ts,
+                      ack_id.empty() ? std::string() : format_ack_ticket(sender, ack_id), sender, std::string(),
+                      std::string(ack_id), true, true, {}};
+    // The say script's arguments after a say's (cluster_scripts.hpp): the settings, the guard,
+    // the revisions.
+    std::vector<std::string>& args = event.event_args;
+    args.push_back(std::to_string(e.settings.size()));
+    for (rooms::room_setting& s : e.settings) {
+        args.push_back(s.kind + '\n' + s.subject);
+        args.push_back(std::move(s.value));
+    }
+    args.push_back(e.new_room_only    ? std::string("-1")
+                   : e.only_if_stored ? "if:" + *e.only_if_stored
+                                      : std::to_string(e.target));
+    args.push_back(std::to_string(e.revisions.size()));
+    for (const rooms::log_entry& r : e.revisions) {
+        args.push_back(std::to_string(r.seq));
+        args.push_back(std::to_string(r.ts));
+        args.emplace_back(protocol::frame_payload(r.frame.view()));
+    }
+    run([this, event = std::move(event)]() mutable {
+        if (phase_ == phase::down) {
+            refuse_event(event, protocol::error_code::unavailable);
+            return;
+        }
+        event.nonce = ++next_nonce_;
+        send_say(event);
+    });
+}
+
+void cluster_node::refuse_event(const pending_say& event, protocol::error_code why) {
+    if (event.sender == registry::session_handle{}) {
+        return;  // the administrator's: answered already, and logged when refused
+    }
+    auto refused = protocol::encode_error(
+        why,
+        why == protocol::error_code::message_not_found ? "the message was deleted meanwhile"
+                                                        : "the cluster cannot take this just now; send it again later",
+        event.ack_id);
+    rooms::post_to_session(*hub_, event.sender, [refused](rooms::chat_session& s) { s.output().send(refused); });
+}
+
 void cluster_node::keep_for_cluster(std::string_view room, std::string_view from, std::string_view text,
                                     std::int64_t ts) {
     auto json = protocol::encode_message_around_seq(room, from, text, ts);
     pending_say say{0, std::string(room), std::string(from), std::move(json.before), std::move(json.after), ts, {}, {},
-                    {}, {}, false};
+                    {}, {}, false, false, {}};
     run([this, say = std::move(say)]() mutable {
         if (phase_ != phase::down) {
             say.nonce = ++next_nonce_;
@@ -132,9 +175,20 @@ void cluster_node::send_say(const pending_say& say, bool resend) {
     const std::string_view args[] = {keys::channel, head,       ts,       say.ack,         say.json_before,
                                      say.json_after, length,    say.room, options_.node_id, incarnation_,
                                      nonce,          resend ? "1" : "0"};
-    link_.script(scripts::say, keys_list, args, [this, number = say.nonce](std::optional<redis_reply> reply) {
+    auto answered = [this, number = say.nonce](std::optional<redis_reply> reply) {
         on_say_answer(number, std::move(reply));
-    });
+    };
+    if (!say.event) {
+        link_.script(scripts::say, keys_list, args, std::move(answered));
+        return;
+    }
+    // An event: its settings and revisions are written in the same script call.
+    const std::string settings_key = keys::room_settings(say.room);
+    const std::string revised_key = keys::room_revised(say.room);
+    const std::string_view event_keys[] = {seq_key, stream_key, settings_key, revised_key};
+    std::vector<std::string_view> event_args(std::begin(args), std::end(args));
+    event_args.insert(event_args.end(), say.event_args.begin(), say.event_args.end());
+    link_.script(scripts::say, event_keys, event_args, std::move(answered));
 }
 
 void cluster_node::on_say_answer(std::uint64_t nonce, std::optional<redis_reply> reply) {
@@ -145,10 +199,17 @@ void cluster_node::on_say_answer(std::uint64_t nonce, std::optional<redis_reply>
     if (!reply) {
         unanswered_.push_back(std::move(*it));  // sent again on return
     } else if (reply->is_error()) {
+        if (it->event && reply->text.starts_with(scripts::target_gone)) {
+            refuse_event(*it, protocol::error_code::message_not_found);
+            in_flight_.erase(it);
+            return;
+        }
         report(report_level::error, "a message to room '" + it->room + "' was refused by redis: " + reply->text);
         // Told with or without an id: a say that went nowhere is never lost in silence. (A say
         // kept while detached was delivered here then; only the shared history lacks it.)
-        if (it->from_session) {
+        if (it->event) {
+            refuse_event(*it, protocol::error_code::unavailable);
+        } else if (it->from_session) {
             auto refused = protocol::encode_error(protocol::error_code::unavailable,
                                                   "the message could not be stored by the cluster", it->ack_id);
             rooms::post_to_session(*hub_, it->sender,
@@ -255,11 +316,20 @@ void cluster_node::read_stream(std::string room, rooms::stored_read what,
             }
             done(std::move(out));
         };
-        if (what.newest_first) {
-            command({"XREVRANGE", stream, high, low, "COUNT", count}, std::move(on_reply));
-        } else {
-            command({"XRANGE", stream, low, high, "COUNT", count}, std::move(on_reply));
+        if (rooms::direct_conversations::is_conversation_key(room)) {
+            if (what.newest_first) {
+                command({"XREVRANGE", stream, high, low, "COUNT", count}, std::move(on_reply));
+            } else {
+                command({"XRANGE", stream, low, high, "COUNT", count}, std::move(on_reply));
+            }
+            return;
         }
+        // A room's stream, with its edited and deleted messages in place.
+        eval(scripts::read_log, {stream, keys::room_revised(room)},
+             {std::to_string(what.after + 1),
+              what.below == std::numeric_limits<std::int64_t>::max() ? std::string() : std::to_string(what.below - 1),
+              count, what.newest_first ? "1" : "0"},
+             std::move(on_reply));
     });
 }
 

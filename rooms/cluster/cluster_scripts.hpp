@@ -57,11 +57,19 @@ end
 return 1
 )lua";
 
-// KEYS: the room's seq counter, its stream. ARGV: channel, event head, ts, ack ticket, JSON before
-// the seq, JSON after it, stream length, room, the node, the node's run, the say's number in
-// that run, and "1" when the say is sent again after its answer was lost. Numbers the message, stores it
-// and publishes it, in that order, and returns its seq. A say sent again is looked for among
-// the room's newest entries first, and not stored twice (0 is returned then).
+// KEYS: the room's seq counter, its stream; for an event also its settings hash and its revised
+// set (cluster_keys.hpp). ARGV: channel, event head, ts, ack ticket, JSON before the seq, JSON
+// after it, stream length, room, the node, the node's run, the say's number in that run, and "1"
+// when the say is sent again after its answer was lost. An event (cluster_link::submit_event)
+// adds: N, then N pairs "KIND\nSUBJECT", value (empty: removed) for the settings hash; a guard
+// (0 none; a seq: refused with target_gone when that message was deleted; -1: stored only into a
+// room that has no seq yet; "if:VALUE": stored only while the first setting's field holds
+// VALUE; 0 is returned when a guard drops it); R, then R triples seq, ts, JSON of stored
+// messages it rewrites: their stream entries are deleted and the set holds the new ones. Numbers
+// the message, stores it (and the rest) and publishes it, in that order, and returns its seq. A
+// say sent again is looked for among the room's newest entries first, and not stored twice (0 is
+// returned then).
+inline constexpr std::string_view target_gone = "PARLEY_GONE";
 inline constexpr std::string_view say = R"lua(
 local said = ARGV[9] .. ':' .. ARGV[10] .. ':' .. ARGV[11]
 if ARGV[12] == '1' then
@@ -72,12 +80,90 @@ if ARGV[12] == '1' then
     end
   end
 end
+local settings = tonumber(ARGV[13] or '0')
+local guard_at = 14 + 2 * settings
+local guard_arg = ARGV[guard_at] or '0'
+local guard = tonumber(guard_arg) or 0
+if string.sub(guard_arg, 1, 3) == 'if:' then
+  if redis.call('HGET', KEYS[3], ARGV[14]) ~= string.sub(guard_arg, 4) then return 0 end
+end
+if guard == -1 and redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if guard > 0 then
+  for _, member in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], guard, guard)) do
+    if string.find(member, '"deleted":true', 1, true) then
+      return redis.error_reply('PARLEY_GONE message ' .. guard .. ' was deleted')
+    end
+  end
+end
 local seq = redis.call('INCR', KEYS[1])
 local json = ARGV[5] .. seq .. ARGV[6]
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[7], seq .. '-1', 'j', json, 't', ARGV[3], 'a', ARGV[4], 'n', said)
 if seq == 1 then redis.call('SADD', 'parley:rooms', ARGV[8]) end
+for i = 0, settings - 1 do
+  local field, value = ARGV[14 + 2 * i], ARGV[15 + 2 * i]
+  if value == '' then redis.call('HDEL', KEYS[3], field) else redis.call('HSET', KEYS[3], field, value) end
+end
+local revisions = tonumber(ARGV[guard_at + 1] or '0')
+for i = 0, revisions - 1 do
+  local at = guard_at + 2 + 3 * i
+  redis.call('XDEL', KEYS[2], ARGV[at] .. '-1')
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], ARGV[at], ARGV[at])
+  redis.call('ZADD', KEYS[4], ARGV[at], ARGV[at + 1] .. '\n' .. ARGV[at + 2])
+end
+if revisions > 0 then
+  -- what the stream's retention dropped has no use for its revisions (trimmed loosely, as the stream)
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. (seq - 2 * tonumber(ARGV[7])))
+end
 redis.call('PUBLISH', ARGV[1], ARGV[2] .. seq .. '\n' .. ARGV[3] .. '\n' .. ARGV[4] .. '\n' .. json)
 return seq
+)lua";
+
+// KEYS: a room's stream, its revised set. ARGV: the lowest seq, the highest ('' for the newest),
+// at most how many, and "1" for newest first. The stream's entries in that range with the
+// revised messages merged in at their seqs, in the stream's reply form (XRANGE, or XREVRANGE).
+inline constexpr std::string_view read_log = R"lua(
+local low, count, newest = tonumber(ARGV[1]), tonumber(ARGV[3]), ARGV[4] == '1'
+local high_id = ARGV[2] == '' and '+' or (ARGV[2] .. '-1')
+local entries
+if newest then
+  entries = redis.call('XREVRANGE', KEYS[1], high_id, low .. '-1', 'COUNT', count)
+else
+  entries = redis.call('XRANGE', KEYS[1], low .. '-1', high_id, 'COUNT', count)
+end
+if redis.call('EXISTS', KEYS[2]) == 0 then return entries end
+local high = ARGV[2] == '' and '+inf' or ARGV[2]
+local revised
+if newest then
+  revised = redis.call('ZREVRANGEBYSCORE', KEYS[2], high, low, 'WITHSCORES', 'LIMIT', 0, count)
+else
+  revised = redis.call('ZRANGEBYSCORE', KEYS[2], low, high, 'WITHSCORES', 'LIMIT', 0, count)
+end
+local out, i, j = {}, 1, 1
+while #out < count and (i <= #entries or j <= #revised) do
+  local from_set = i > #entries
+  if not from_set and j <= #revised then
+    local a = tonumber(string.match(entries[i][1], '^(%d+)'))
+    local b = tonumber(revised[j + 1])
+    if a == b then
+      i = i + 1
+      from_set = true
+    elseif newest then
+      from_set = b > a
+    else
+      from_set = b < a
+    end
+  end
+  if from_set then
+    local member = revised[j]
+    local cut = string.find(member, '\n', 1, true)
+    out[#out + 1] = {revised[j + 1] .. '-1', {'j', string.sub(member, cut + 1), 't', string.sub(member, 1, cut - 1)}}
+    j = j + 2
+  else
+    out[#out + 1] = entries[i]
+    i = i + 1
+  end
+end
+return out
 )lua";
 
 // KEYS: this node's rooms hash. ARGV: '+' or '-', field "ROOM\nUSER", channel, event.
@@ -213,8 +299,8 @@ return out
 
 // Every script above: the transport loads them all (SCRIPT LOAD) on every connect, before the
 // node hears that Redis is up, so calls by SHA never meet a Redis that lacks one.
-inline constexpr std::array<std::string_view, 12> all = {claim_name, release_name, renew_names, heartbeat,
-                                                         say,        membership,   register_node, snapshot,
-                                                         depart,     dm,           read_marker,   conversations};
+inline constexpr std::array<std::string_view, 13> all = {claim_name, release_name, renew_names,  heartbeat, say,
+                                                         membership, register_node, snapshot,   depart,    dm,
+                                                         read_marker, conversations, read_log};
 
 }  // namespace parley::cluster::scripts
