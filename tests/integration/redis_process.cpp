@@ -104,6 +104,48 @@ std::string redis_process::info(const std::string& section) const {
     return text;
 }
 
+namespace {
+
+void append_reply_text(const redisReply* reply, std::string& out) {
+    if (reply->type == REDIS_REPLY_ARRAY) {
+        for (std::size_t i = 0; i < reply->elements; ++i) {
+            append_reply_text(reply->element[i], out);
+        }
+    } else if (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS ||
+               reply->type == REDIS_REPLY_ERROR) {
+        out.append(reply->str, reply->len).push_back('\n');
+    } else if (reply->type == REDIS_REPLY_INTEGER) {
+        out.append(std::to_string(reply->integer)).push_back('\n');
+    }
+}
+
+}  // namespace
+
+std::string redis_process::command_text(const std::vector<std::string>& argv) const {
+    const timeval timeout{2, 0};
+    redisContext* c = redisConnectWithTimeout("127.0.0.1", port_, timeout);
+    if (c == nullptr) {
+        return {};
+    }
+    std::string text;
+    std::vector<const char*> args;
+    std::vector<std::size_t> lengths;
+    for (const std::string& a : argv) {
+        args.push_back(a.data());
+        lengths.push_back(a.size());
+    }
+    if (c->err == 0 && redisSetTimeout(c, timeout) == REDIS_OK) {
+        auto* reply = static_cast<redisReply*>(
+            redisCommandArgv(c, static_cast<int>(args.size()), args.data(), lengths.data()));
+        if (reply != nullptr) {
+            append_reply_text(reply, text);
+            freeReplyObject(reply);
+        }
+    }
+    redisFree(c);
+    return text;
+}
+
 redis_process::redis_process(persistence kept) : kept_(kept) {
     // The port is free when picked but may be taken before Redis binds it: then pick another.
     for (int tries = 0; tries < 5; ++tries) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace parley::integration {
 
@@ -45,6 +46,10 @@ public:
 
     // The text of INFO section (e.g. "commandstats"); empty when Redis does not answer.
     std::string info(const std::string& section) const;
+
+    // Every string in the reply to one command (nested arrays flattened), one per line; empty
+    // when Redis does not answer. What a test reads of the cluster's keys directly.
+    std::string command_text(const std::vector<std::string>& argv) const;
 
     // The last lines of Redis's log, for failure messages.
     std::string log_tail(std::size_t lines = 30) const;

@@ -17,20 +17,6 @@ namespace {
 
 using rooms::tests::is_error;
 
-config::settings token_settings() {
-    config::settings s = rooms::tests::test_settings();
-    s.auth_mode = config::auth_mode::token;
-    s.auth_token_secret = test_tokens::token_secret;
-    s.max_sessions_per_user = 3;
-    return s;
-}
-
-redis_reply error_reply(std::string text) {
-    redis_reply r;
-    r.type = redis_reply::kind::error;
-    r.text = std::move(text);
-    return r;
-}
 
 class cluster_conversations_test : public cluster_node_test {
 protected:

@@ -57,9 +57,10 @@ TEST_F(cluster_node_test, a_seq_gap_fetches_the_missing_range_and_holds_later_me
     node_.on_channel_message(message_event("b", "lobby", "bob", "one", 1));
     node_.on_channel_message(message_event("b", "lobby", "bob", "four", 4));
     settle();
-    auto fetch = redis_.take("XRANGE");
+    auto fetch = redis_.take("read_log oldest");
     ASSERT_TRUE(fetch);
-    EXPECT_EQ(fetch->argv, (std::vector<std::string>{"XRANGE", "parley:room:lobby:log", "2-1", "3-1", "COUNT", "2"}));
+    EXPECT_EQ(fetch->keys, (std::vector<std::string>{"parley:room:lobby:log", "parley:room:lobby:revised"}));
+    EXPECT_EQ(fetch->args, (std::vector<std::string>{"2", "3", "2", "0"}));
     node_.on_channel_message(message_event("b", "lobby", "bob", "five", 5));
     settle();
     EXPECT_EQ(seqs_received(alice), (std::vector<std::int64_t>{1})) << "applied past a gap";
@@ -68,7 +69,7 @@ TEST_F(cluster_node_test, a_seq_gap_fetches_the_missing_range_and_holds_later_me
                                        stream_entry_reply("lobby", "bob", "three", 3)}));
     settle();
     EXPECT_EQ(seqs_received(alice), (std::vector<std::int64_t>{1, 2, 3, 4, 5}));
-    EXPECT_EQ(redis_.count("XRANGE"), 0u) << "fetched more than the gap";
+    EXPECT_EQ(redis_.count("read_log oldest"), 0u) << "fetched more than the gap";
 }
 
 TEST_F(cluster_node_test, a_fetch_lost_with_the_connection_does_not_leave_the_room_waiting) {
@@ -80,16 +81,16 @@ TEST_F(cluster_node_test, a_fetch_lost_with_the_connection_does_not_leave_the_ro
 
     node_.on_channel_message(message_event("b", "lobby", "bob", "three", 3));
     settle();
-    auto fetch = redis_.take("XRANGE");
+    auto fetch = redis_.take("read_log oldest");
     ASSERT_TRUE(fetch);
     redis_.answer(*fetch, std::nullopt);  // lost with the connection; the link reports down next
     settle();
     node_.on_redis_down();
     // Back: the room is caught up by the sync, and new messages are applied, not queued forever.
     sync({}, {{"lobby", 3}});
-    auto catch_up = redis_.take("XRANGE");
+    auto catch_up = redis_.take("read_log oldest");
     ASSERT_TRUE(catch_up);
-    EXPECT_EQ(catch_up->argv, (std::vector<std::string>{"XRANGE", "parley:room:lobby:log", "1-1", "3-1", "COUNT", "3"}));
+    EXPECT_EQ(catch_up->args, (std::vector<std::string>{"1", "3", "3", "0"}));
     redis_.answer(*catch_up, array_reply({stream_entry_reply("lobby", "bob", "one", 1),
                                           stream_entry_reply("lobby", "bob", "two", 2),
                                           stream_entry_reply("lobby", "bob", "three", 3)}));
@@ -128,7 +129,7 @@ TEST_F(cluster_node_test, a_say_whose_answer_was_lost_is_sent_again_once_and_ack
         redis_.answer(*again, integer_reply(1));
     });
     // The message was published before the marker: the node reads it from the stream.
-    auto catch_up = redis_.take("XRANGE");
+    auto catch_up = redis_.take("read_log oldest");
     ASSERT_TRUE(catch_up);
     redis_.answer(*catch_up, array_reply({stream_entry_reply("lobby", "alice", "hello", 1, "a", ticket)}));
     settle();
@@ -218,7 +219,7 @@ TEST_F(cluster_node_test, a_history_page_that_redis_cannot_serve_is_answered_una
 
     alice.send({{"type", "history"}, {"room", "lobby"}, {"before", 50}, {"limit", 10}, {"id", 3}});
     settle();
-    auto read = redis_.take("XREVRANGE");
+    auto read = redis_.take("read_log newest");
     ASSERT_TRUE(read);
     redis_.answer(*read, std::nullopt);  // lost before its answer
     settle();
@@ -228,7 +229,7 @@ TEST_F(cluster_node_test, a_history_page_that_redis_cannot_serve_is_answered_una
     node_.on_redis_down();
     alice.send({{"type", "history"}, {"room", "lobby"}, {"before", 50}, {"limit", 10}, {"id", 4}});
     settle();
-    EXPECT_EQ(redis_.count("XREVRANGE"), 0u);
+    EXPECT_EQ(redis_.count("read_log newest"), 0u);
     EXPECT_TRUE(rooms::tests::is_error(alice.take_one(), "unavailable", 4));
 }
 

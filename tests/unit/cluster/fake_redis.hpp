@@ -36,7 +36,8 @@ inline std::string script_name(std::string_view text) {
                          {scripts::say, "say"},                   {scripts::membership, "membership"},
                          {scripts::register_node, "register_node"}, {scripts::snapshot, "snapshot"},
                          {scripts::depart, "depart"},           {scripts::dm, "dm"},
-                         {scripts::read_marker, "read_marker"}, {scripts::conversations, "conversations"}};
+                         {scripts::read_marker, "read_marker"}, {scripts::conversations, "conversations"},
+                         {scripts::read_log, "read_log"}};
     for (const auto& s : all) {
         if (s.text == text) {
             return s.name;
@@ -55,7 +56,12 @@ public:
 
     void script(std::string_view text, std::span<const std::string_view> keys, std::span<const std::string_view> args,
                 redis_callback done) override {
-        calls.push_back({script_name(text), {}, {keys.begin(), keys.end()}, {args.begin(), args.end()}, std::move(done)});
+        std::string name = script_name(text);
+        if (name == "read_log") {
+            // Told apart by direction: a room started over reads its newest, a gap its oldest.
+            name += args.size() > 3 && args[3] == "1" ? " newest" : " oldest";
+        }
+        calls.push_back({std::move(name), {}, {keys.begin(), keys.end()}, {args.begin(), args.end()}, std::move(done)});
     }
 
     // Runs the cluster's queued tasks (and what they queue) until none is left.

@@ -8,6 +8,7 @@
 #include "rooms/cluster/cluster_keys.hpp"
 #include "rooms/cluster/cluster_node.hpp"
 #include "rooms/room.hpp"
+#include "tests/token_minter.hpp"
 #include "tests/unit/cluster/fake_redis.hpp"
 #include "tests/unit/rooms/chat_world.hpp"
 
@@ -35,6 +36,22 @@ inline cluster_options node_options() {
     return o;
 }
 
+// Token mode (what is kept for identities, roles), up to three sessions per user.
+inline config::settings token_settings() {
+    config::settings s = rooms::tests::test_settings();
+    s.auth_mode = config::auth_mode::token;
+    s.auth_token_secret = test_tokens::token_secret;
+    s.max_sessions_per_user = 3;
+    return s;
+}
+
+inline redis_reply error_reply(std::string text) {
+    redis_reply r;
+    r.type = redis_reply::kind::error;
+    r.text = std::move(text);
+    return r;
+}
+
 inline std::string json_of(const protocol::shared_frame& frame) {
     return std::string(protocol::frame_payload(frame.view()));
 }
@@ -49,7 +66,7 @@ inline std::string message_event(std::string_view origin, std::string_view room,
     return out;
 }
 
-// A stream entry as XRANGE returns it.
+// A stream entry as XRANGE (and the read_log script) returns it.
 inline redis_reply stream_entry_reply(std::string_view room, std::string_view from, std::string_view text,
                                       std::int64_t seq, std::string_view origin = "b", std::string_view ack = {}) {
     return array_reply({string_reply(keys::stream_id(seq)),
@@ -155,13 +172,21 @@ protected:
         settle();
     }
 
-    // Answers the rooms started over from their streams (XREVRANGE) with these entries.
+    // Answers the rooms started over from their streams (read_log, newest first) with these
+    // entries. Then each room's settings (HGETALL), none.
     void answer_rebases(const std::vector<redis_reply>& newest_first = {}) {
-        while (redis_.count("XREVRANGE") > 0) {
-            auto call = redis_.take("XREVRANGE");
-            redis_.answer(*call, array_reply(newest_first));
+        while (redis_.count("read_log newest") > 0 || redis_.count("HGETALL") > 0) {
+            while (redis_.count("read_log newest") > 0) {
+                auto call = redis_.take("read_log newest");
+                redis_.answer(*call, array_reply(newest_first));
+            }
+            settle();
+            while (redis_.count("HGETALL") > 0) {
+                auto call = redis_.take("HGETALL");
+                redis_.answer(*call, array_reply({}));
+            }
+            settle();
         }
-        settle();
     }
 
     fake_redis redis_;
