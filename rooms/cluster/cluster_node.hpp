@@ -62,7 +62,7 @@ struct cluster_options {
 // others' state again (a snapshot bracketed by a marker on the channel, so no event is missed
 // or applied twice), catching each room up from its stream.
 //
-// Redis is reached only through a redis_link (server/cluster/redis_transport over hiredis; a
+// Redis is reached only through a redis_link (server/cluster/redis_transport over RESP on Asio; a
 // fake in the unit tests), which also tells the node when Redis comes and goes and hands it
 // the channel's messages.
 //

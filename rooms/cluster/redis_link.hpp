@@ -15,7 +15,7 @@ namespace parley::cluster {
 using redis_callback = std::function<void(std::optional<redis_reply> reply)>;
 
 // What the cluster's logic (cluster_node) needs of Redis: send a command or a script and hear
-// back once, and run a task on the cluster's thread. server/ implements it over hiredis and an
+// back once, and run a task on the cluster's thread. server/ implements it over RESP sockets on an
 // Asio loop (redis_transport); the unit tests implement it with a queue the test answers.
 //
 // Failure contract: every command's and script's callback runs exactly once, on the cluster's

@@ -5,8 +5,8 @@
 
 namespace parley::cluster {
 
-// A Redis reply (RESP2), owned: a copy of hiredis's redisReply tree, so a callback may keep it
-// after hiredis has freed its own.
+// A Redis reply (RESP2), owned: read out of the connection's buffer (resp_protocol.hpp), so a
+// callback may keep it after the buffer has moved on.
 struct redis_reply {
     enum class kind { nil, integer, string, status, error, array };
     kind type = kind::nil;

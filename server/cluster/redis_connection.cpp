@@ -1,20 +1,20 @@
 #include "server/cluster/redis_connection.hpp"
 
-#include "server/cluster/redis_asio_adapter.hpp"
-#include "server/cluster/redis_session.hpp"
+#include "rooms/cluster/resp_protocol.hpp"
 #include "server/logging.hpp"
 
-#include <hiredis/async.h>
-#include <hiredis/hiredis.h>
-
+#include <boost/asio/connect.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/container/small_vector.hpp>
+#include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <array>
-#include <climits>
 #include <exception>
 #include <utility>
 
@@ -22,15 +22,25 @@ namespace parley::cluster {
 
 namespace {
 
-using detail::clock;
-using detail::equals_ignoring_case;
+using clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 // While down: a warning on the first failed attempt, then at most one per this interval.
 constexpr auto warning_interval = 30s;
+// Bytes asked of the socket per read, at least.
+constexpr std::size_t read_chunk = 16 * 1024;
+// A read buffer grown past this by a large reply is given back once it is empty again.
+constexpr std::size_t kept_buffer = 256 * 1024;
 
-// hiredis files the callbacks of these apart from its reply queue (per channel, or for every
-// later reply), which would break the one-callback-per-reply order command() relies on.
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+        const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+        return lower(x) == lower(y);
+    });
+}
+
+// These change what Redis sends back (per channel, or for every later reply), which would
+// break the one-callback-per-reply order command() relies on.
 bool changes_reply_mode(std::string_view name) {
     static constexpr std::array<std::string_view, 7> names = {
         "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe", "monitor"};
@@ -40,7 +50,48 @@ bool changes_reply_mode(std::string_view name) {
 
 long long millis(clock::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
 
+// TCP keepalive (15 s idle, then 3 probes 5 s apart): a subscriber sends nothing once up, so
+// only keepalive notices a peer that vanished without a reset. Best effort.
+void enable_keepalive(boost::asio::ip::tcp::socket& socket) {
+    boost::system::error_code ignored;
+    socket.set_option(boost::asio::socket_base::keep_alive(true), ignored);
+    socket.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
+    const int fd = socket.native_handle();
+    const int idle = 15, interval = 5, count = 3;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+}
+
 }  // namespace
+
+// What the next reply on a connection answers, in the order the commands went out.
+struct expected_reply {
+    enum class kind { command, auth, ping } type = kind::command;
+    redis_callback callback;  // command
+    clock::time_point sent;
+};
+
+struct redis_connection::session {
+    explicit session(const boost::asio::any_io_executor& executor) : socket(executor) {}
+
+    boost::asio::ip::tcp::socket socket;
+    // Bytes read: in[start, filled) are not consumed yet.
+    std::vector<char> in;
+    std::size_t start = 0;
+    std::size_t filled = 0;
+    resp::reply_scanner scanner;
+    std::string out;      // commands queued for the next write
+    std::string writing;  // the write in progress
+    bool write_active = false;
+    bool flush_posted = false;
+    std::deque<expected_reply> expected;
+    bool tcp_connected = false;
+    bool handshake_sent = false;
+    bool pong_pending = false;
+    std::size_t unconfirmed = 0;  // SUBSCRIBE confirmations still to come
+    std::string handshake_error;  // AUTH, PING or SUBSCRIBE got an error (NOAUTH, LOADING...)
+};
 
 std::shared_ptr<redis_connection> redis_connection::create(boost::asio::any_io_executor executor, options opts,
                                                            std::string name) {
@@ -68,10 +119,7 @@ redis_connection::redis_connection(private_tag, boost::asio::any_io_executor exe
 
 redis_connection::~redis_connection() {
     state_ = state::stopped;
-    if (session_) {
-        session_->owner = nullptr;
-    }
-    close_session();
+    close_session(false);
 }
 
 void redis_connection::start() {
@@ -93,7 +141,7 @@ void redis_connection::stop() {
     retry_timer_.cancel();
     command_timer_.cancel();
     resolver_.cancel();
-    close_session();
+    close_session(true);
     if (was_up) {
         spdlog::info("{}", server::fields("redis connection closed").add("name", name_).add("addr", address_));
     }
@@ -109,41 +157,22 @@ bool redis_connection::command(std::initializer_list<std::string_view> argv, red
 void redis_connection::refuse(redis_callback cb) {
     // Answered like a command lost with the connection, from a handler of its own: the caller
     // never sees its callback run inside command().
-    ready_.push_back(event{event::kind::reply, std::move(cb), std::nullopt, {}, {}});
+    ready_.push_back(event{event::kind::reply, std::move(cb), std::nullopt});
     if (!delivering_) {
         boost::asio::post(executor_, [self = shared_from_this()] { self->deliver(); });
     }
 }
 
 bool redis_connection::command(std::span<const std::string_view> argv, redis_callback cb) {
-    if (state_ != state::up || subscriber_ || !session_ || argv.empty() || argv.size() > INT_MAX ||
-        changes_reply_mode(argv.front())) {
+    if (state_ != state::up || subscriber_ || !session_ || argv.empty() || changes_reply_mode(argv.front())) {
         refuse(std::move(cb));
         return false;
     }
-    redisAsyncContext* ac = session_->context();
-    if (ac == nullptr) {
-        refuse(std::move(cb));
-        return false;
-    }
-    boost::container::small_vector<const char*, 8> args;
-    boost::container::small_vector<std::size_t, 8> lengths;
-    for (const std::string_view arg : argv) {
-        args.push_back(arg.empty() ? "" : arg.data());
-        lengths.push_back(arg.size());
-    }
-    session_->pending.push_back(detail::pending_command{std::move(cb), clock::now()});
-    // hiredis copies the arguments into its output buffer; the socket write happens when the
-    // descriptor is writable, so commands sent in one handler go out in one write.
-    if (redisAsyncCommandArgv(ac, &detail::redis_session::on_reply, session_.get(), static_cast<int>(argv.size()),
-                              args.data(), lengths.data()) != REDIS_OK) {
-        detail::pending_command lost = std::move(session_->pending.back());
-        session_->pending.pop_back();  // hiredis will never answer it
-        refuse(std::move(lost.callback));
-        return false;
-    }
+    resp::append_command(session_->out, argv);
+    session_->expected.push_back(expected_reply{expected_reply::kind::command, std::move(cb), clock::now()});
+    queue_write(*session_);
     if (options_.command_timeout.count() > 0 && !command_timer_armed_) {
-        arm_command_timer(session_->pending.front().sent + options_.command_timeout);
+        arm_command_timer(session_->expected.front().sent + options_.command_timeout);
     }
     return true;
 }
@@ -152,8 +181,15 @@ void redis_connection::subscribe(std::vector<std::string> channels, message_hand
     if (state_ == state::stopped) {
         return;
     }
-    subscriber_ = true;
     on_message_ = std::make_shared<const message_handler>(std::move(on_message));
+    subscribe(std::move(channels));
+}
+
+void redis_connection::subscribe(std::vector<std::string> channels) {
+    if (state_ == state::stopped) {
+        return;
+    }
+    subscriber_ = true;
     std::vector<std::string> fresh;
     for (std::string& channel : channels) {
         if (std::find(channels_.begin(), channels_.end(), channel) == channels_.end() &&
@@ -166,9 +202,24 @@ void redis_connection::subscribe(std::vector<std::string> channels, message_hand
     }
     channels_.insert(channels_.end(), fresh.begin(), fresh.end());
     // Before the handshake the new channels are part of it; after it they go out now (when that
-    // fails the context is going away, and the next connection subscribes to them).
-    if (session_ && session_->handshake_sent && session_->context() != nullptr) {
-        send_subscribe(*session_, fresh);
+    // fails the connection is going away, and the next one subscribes to them).
+    if (session_ && session_->handshake_sent) {
+        send_subscribe(*session_, fresh, true);
+        queue_write(*session_);
+    }
+}
+
+void redis_connection::unsubscribe(const std::vector<std::string>& channels) {
+    std::vector<std::string> gone;
+    for (const std::string& channel : channels) {
+        if (auto it = std::find(channels_.begin(), channels_.end(), channel); it != channels_.end()) {
+            channels_.erase(it);
+            gone.push_back(channel);
+        }
+    }
+    if (!gone.empty() && session_ && session_->handshake_sent && state_ != state::stopped) {
+        send_subscribe(*session_, gone, false);
+        queue_write(*session_);
     }
 }
 
@@ -193,11 +244,10 @@ void redis_connection::begin_attempt() {
     boost::system::error_code ec;
     const boost::asio::ip::address address = boost::asio::ip::make_address(options_.host, ec);
     if (!ec) {
-        open_context(address.to_string());
+        open_socket(boost::asio::ip::tcp::endpoint(address, options_.port));
         return;
     }
-    // A name: getaddrinfo would block the loop, so Asio's resolver runs it off this thread, and
-    // hiredis gets the numeric address.
+    // A name: getaddrinfo would block the loop, so Asio's resolver runs it off this thread.
     resolver_.async_resolve(
         options_.host, std::to_string(options_.port),
         [weak = weak_from_this(), attempt = attempt_](const boost::system::error_code& error,
@@ -212,7 +262,7 @@ void redis_connection::begin_attempt() {
                                          (error ? error.message() : std::string("no address")));
                     return;
                 }
-                // hiredis itself prefers IPv4 when a name has both.
+                // IPv4 first when a name has both (a Redis bound to 127.0.0.1 behind "localhost").
                 auto chosen = results.begin();
                 for (auto it = results.begin(); it != results.end(); ++it) {
                     if (it->endpoint().address().is_v4()) {
@@ -220,7 +270,7 @@ void redis_connection::begin_attempt() {
                         break;
                     }
                 }
-                self->open_context(chosen->endpoint().address().to_string());
+                self->open_socket(chosen->endpoint());
             } catch (const std::exception& e) {
                 spdlog::error("{}", server::fields("redis connect attempt failed")
                                         .add("name", self->name_)
@@ -229,120 +279,235 @@ void redis_connection::begin_attempt() {
         });
 }
 
-void redis_connection::open_context(const std::string& address) {
-    auto session = std::make_unique<detail::redis_session>();
-    session->owner = this;
-    // Non-blocking: hiredis starts the connect and returns; a numeric address resolves without
-    // any lookup. A refusal on loopback can be reported at once, in ac->err.
-    redisAsyncContext* ac = redisAsyncConnect(address.c_str(), options_.port);
-    if (ac == nullptr) {
-        attempt_failed("cannot allocate a hiredis context");
-        return;
-    }
-    if (ac->err != 0) {
-        std::string reason = ac->errstr != nullptr ? ac->errstr : "connect failed";
-        redisAsyncFree(ac);
-        attempt_failed(reason);
-        return;
-    }
-    std::string error;
-    try {
-        session->io = detail::hiredis_asio_driver::attach(
-            executor_, ac,
-            [weak = weak_from_this()](detail::hiredis_asio_driver& driver) noexcept {
-                if (auto self = weak.lock()) {
-                    self->after_io(driver);
-                }
-            },
-            error);
-    } catch (...) {
-        redisAsyncFree(ac);
-        throw;
-    }
-    if (!session->io) {
-        redisAsyncFree(ac);
-        attempt_failed(error);
-        return;
-    }
-    ac->data = session.get();
-    session_ = std::move(session);
-    // Waits for writability, which is how hiredis learns the connect finished (on_connect).
-    redisAsyncSetConnectCallback(ac, &detail::redis_session::on_connect);
-}
-
-void redis_connection::after_io(detail::hiredis_asio_driver& driver) noexcept {
-    try {
-        if (session_ && session_->io.get() == &driver) {
-            advance_session();
-        }
-    } catch (const std::exception& e) {
-        spdlog::error("{}", server::fields("redis connection error").add("name", name_).add("error", e.what()));
-    } catch (...) {
-    }
-    deliver();
-}
-
-void redis_connection::advance_session() {
-    detail::redis_session& session = *session_;
-    if (session.context() == nullptr) {
-        // hiredis let the context go inside its call: EOF, a read or write error, a refused
-        // connect. The answers of its pending commands (nullopt) are already queued.
-        session_failed(session.io->error().empty() ? std::string("connection closed") : session.io->error());
-        return;
-    }
-    if (session.tcp_connected && !session.handshake_sent) {
-        send_handshake(session);
-        if (!session.handshake_sent) {
-            session_failed("cannot queue the first command");
+void redis_connection::open_socket(const boost::asio::ip::tcp::endpoint& endpoint) {
+    auto s = std::make_shared<session>(executor_);
+    session_ = s;
+    s->socket.async_connect(endpoint, [weak = weak_from_this(), s](const boost::system::error_code& ec) {
+        auto self = weak.lock();
+        if (!self || self->session_ != s || self->state_ != state::connecting) {
             return;
         }
-    }
-    if (!session.handshake_error.empty()) {
-        session_failed("Redis answered " + session.handshake_error);
-        return;
-    }
-    if (state_ == state::connecting && session.handshake_sent && !session.pong_pending && session.unconfirmed == 0) {
-        became_up();
-    }
+        try {
+            if (ec) {
+                self->session_failed(ec.message());
+            } else {
+                self->on_connected(s);
+            }
+        } catch (const std::exception& e) {
+            self->session_failed(e.what());
+        }
+        self->deliver();
+    });
 }
 
-void redis_connection::send_handshake(detail::redis_session& session) {
-    redisAsyncContext* ac = session.context();
-    // TCP keepalive (hiredis: 15 s idle, then 3 probes 5 s apart): a subscriber sends nothing
-    // once up, so only keepalive notices a peer that vanished without a reset. Best effort.
-    redisEnableKeepAlive(&ac->c);
-    if (!options_.password.empty() &&
-        redisAsyncCommand(ac, &detail::redis_session::on_auth, &session, "AUTH %b", options_.password.data(),
-                          options_.password.size()) != REDIS_OK) {
-        return;  // handshake not sent: the attempt fails
+void redis_connection::on_connected(const std::shared_ptr<session>& s) {
+    s->tcp_connected = true;
+    enable_keepalive(s->socket);
+    if (!options_.password.empty()) {
+        const std::array<std::string_view, 2> auth = {"AUTH", options_.password};
+        resp::append_command(s->out, auth);
+        s->expected.push_back({expected_reply::kind::auth, {}, clock::now()});
     }
     if (subscriber_ && !channels_.empty()) {
-        session.handshake_sent = send_subscribe(session, channels_);
-        return;
+        send_subscribe(*s, channels_, true);
+    } else {
+        const std::array<std::string_view, 1> ping = {"PING"};
+        resp::append_command(s->out, ping);
+        s->expected.push_back({expected_reply::kind::ping, {}, clock::now()});
+        s->pong_pending = true;
     }
-    if (redisAsyncCommand(ac, &detail::redis_session::on_pong, &session, "PING") == REDIS_OK) {
-        session.pong_pending = true;
-        session.handshake_sent = true;
+    s->handshake_sent = true;
+    write_now(s);
+    start_read(s);
+}
+
+void redis_connection::send_subscribe(session& s, const std::vector<std::string>& channels, bool subscribe) {
+    std::vector<std::string_view> argv;
+    argv.reserve(channels.size() + 1);
+    if (options_.sharded) {
+        argv.emplace_back(subscribe ? "SSUBSCRIBE" : "SUNSUBSCRIBE");
+    } else {
+        argv.emplace_back(subscribe ? "SUBSCRIBE" : "UNSUBSCRIBE");
+    }
+    for (const std::string& channel : channels) {
+        argv.emplace_back(channel);
+    }
+    resp::append_command(s.out, argv);
+    if (subscribe) {
+        s.unconfirmed += channels.size();
     }
 }
 
-bool redis_connection::send_subscribe(detail::redis_session& session, const std::vector<std::string>& channels) {
-    std::vector<const char*> args;
-    std::vector<std::size_t> lengths;
-    args.reserve(channels.size() + 1);
-    lengths.reserve(channels.size() + 1);
-    args.push_back("SUBSCRIBE");
-    lengths.push_back(9);
-    for (const std::string& channel : channels) {
-        args.push_back(channel.c_str());
-        lengths.push_back(channel.size());
+void redis_connection::queue_write(session& s) {
+    // Written from a handler of its own: commands given in this pass of the loop go together.
+    if (s.write_active || s.flush_posted || s.out.empty()) {
+        return;
     }
-    if (redisAsyncCommandArgv(session.context(), &detail::redis_session::on_subscription, &session,
-                              static_cast<int>(args.size()), args.data(), lengths.data()) != REDIS_OK) {
-        return false;
+    s.flush_posted = true;
+    boost::asio::post(executor_, [weak = weak_from_this(), s = session_] {
+        s->flush_posted = false;
+        if (auto self = weak.lock(); self && self->session_ == s) {
+            self->write_now(s);
+            self->deliver();
+        }
+    });
+}
+
+void redis_connection::write_now(const std::shared_ptr<session>& s) {
+    if (s->write_active || s->out.empty()) {
+        return;
     }
-    session.unconfirmed += channels.size();
-    return true;
+    s->writing.swap(s->out);
+    s->out.clear();
+    s->write_active = true;
+    boost::asio::async_write(s->socket, boost::asio::buffer(s->writing),
+                             [weak = weak_from_this(), s](const boost::system::error_code& ec, std::size_t) {
+                                 s->write_active = false;
+                                 s->writing.clear();
+                                 auto self = weak.lock();
+                                 if (!self || self->session_ != s) {
+                                     return;
+                                 }
+                                 try {
+                                     if (ec) {
+                                         self->session_failed("write failed: " + ec.message());
+                                     } else {
+                                         self->write_now(s);
+                                     }
+                                 } catch (const std::exception& e) {
+                                     self->session_failed(e.what());
+                                 }
+                                 self->deliver();
+                             });
+}
+
+void redis_connection::start_read(const std::shared_ptr<session>& s) {
+    if (s->in.size() - s->filled < read_chunk) {
+        if (s->start > 0) {
+            // Keep only what is not consumed yet, at the front.
+            std::copy(s->in.begin() + static_cast<std::ptrdiff_t>(s->start),
+                      s->in.begin() + static_cast<std::ptrdiff_t>(s->filled), s->in.begin());
+            s->filled -= s->start;
+            s->start = 0;
+        }
+        if (s->in.size() - s->filled < read_chunk) {
+            s->in.resize(std::max(s->in.size() * 2, s->filled + read_chunk));
+        }
+    }
+    s->socket.async_read_some(
+        boost::asio::buffer(s->in.data() + s->filled, s->in.size() - s->filled),
+        [weak = weak_from_this(), s](const boost::system::error_code& ec, std::size_t n) {
+            auto self = weak.lock();
+            if (!self || self->session_ != s) {
+                return;
+            }
+            try {
+                if (ec) {
+                    self->session_failed(ec == boost::asio::error::eof ? "connection closed" : ec.message());
+                } else {
+                    s->filled += n;
+                    self->consume(s);
+                    if (self->session_ == s) {
+                        self->start_read(s);
+                    }
+                }
+            } catch (const std::exception& e) {
+                if (self->session_ == s) {
+                    self->session_failed(e.what());
+                }
+            }
+            self->deliver();
+        });
+}
+
+void redis_connection::consume(const std::shared_ptr<session>& s) {
+    while (session_ == s && s->start < s->filled) {
+        const std::string_view unread(s->in.data() + s->start, s->filled - s->start);
+        std::size_t length = 0;
+        const auto status = s->scanner.scan(unread, length);
+        if (status == resp::reply_scanner::status::incomplete) {
+            break;
+        }
+        if (status == resp::reply_scanner::status::malformed) {
+            session_failed("Redis sent bytes that are not RESP");
+            return;
+        }
+        const std::string_view bytes = unread.substr(0, length);
+        s->start += length;
+        resp::pubsub_message message;
+        if (subscriber_ && resp::as_message(bytes, message)) {
+            // Straight from the read buffer to the handler. Answers queued before it go first.
+            deliver();
+            if (session_ == s && state_ != state::stopped && on_message_) {
+                const std::shared_ptr<const message_handler> handler = on_message_;
+                try {
+                    if (*handler) {
+                        (*handler)(message.channel, message.payload);
+                    }
+                } catch (const std::exception& ex) {
+                    spdlog::error("{}",
+                                  server::fields("redis callback threw").add("name", name_).add("error", ex.what()));
+                }
+            }
+            continue;
+        }
+        handle_reply(*s, bytes);
+    }
+    if (session_ == s && s->start == s->filled) {
+        s->start = s->filled = 0;
+        if (s->in.size() > kept_buffer) {
+            std::vector<char>().swap(s->in);
+        }
+    }
+}
+
+void redis_connection::handle_reply(session& s, std::string_view bytes) {
+    redis_reply reply = resp::parse_reply(bytes);
+    if (subscriber_ && reply.is_array() && !reply.elements.empty() && reply.elements[0].is_string()) {
+        const std::string& kind = reply.elements[0].text;
+        if (kind == "subscribe" || kind == "ssubscribe") {
+            if (s.unconfirmed > 0) {
+                --s.unconfirmed;
+            }
+        }
+        // "unsubscribe" confirmations, and "pong" in subscribed mode: nothing waits for them.
+    } else if (s.expected.empty()) {
+        if (reply.is_error() && s.handshake_error.empty() && state_ == state::connecting) {
+            s.handshake_error = reply.text;  // a SUBSCRIBE refused (NOAUTH, a cluster's MOVED...)
+        } else if (reply.is_error()) {
+            spdlog::warn("{}", server::fields("redis error").add("name", name_).add("error", reply.text));
+        }
+    } else {
+        expected_reply e = std::move(s.expected.front());
+        s.expected.pop_front();
+        switch (e.type) {
+        case expected_reply::kind::command:
+            ready_.push_back(event{event::kind::reply, std::move(e.callback), std::move(reply)});
+            break;
+        case expected_reply::kind::auth:
+            if (reply.is_error()) {
+                // What follows fails too (NOAUTH); this names the cause.
+                s.handshake_error = "AUTH: " + reply.text;
+            }
+            break;
+        case expected_reply::kind::ping:
+            s.pong_pending = false;
+            if (reply.is_error() && s.handshake_error.empty()) {
+                s.handshake_error = reply.text.empty() ? std::string("error") : reply.text;
+            }
+            break;
+        }
+    }
+    if (state_ != state::connecting) {
+        return;
+    }
+    if (!s.handshake_error.empty()) {
+        session_failed("Redis answered " + s.handshake_error);
+    } else if (s.handshake_sent && !s.pong_pending && s.unconfirmed == 0 &&
+               std::none_of(s.expected.begin(), s.expected.end(),
+                            [](const expected_reply& e) { return e.type == expected_reply::kind::auth; })) {
+        became_up();
+    }
 }
 
 void redis_connection::became_up() {
@@ -367,7 +532,7 @@ void redis_connection::became_up() {
 
 void redis_connection::session_failed(std::string reason) {
     const state was = state_;
-    close_session();
+    close_session(true);
     if (was == state::up) {
         spdlog::info("{}", server::fields("redis connection lost")
                                .add("name", name_)
@@ -445,19 +610,28 @@ void redis_connection::schedule_retry() {
     });
 }
 
-void redis_connection::close_session() noexcept {
+void redis_connection::close_session(bool answer_pending) noexcept {
     if (!session_) {
         return;
     }
-    // Detached first: hiredis calls back while freeing (nullopt answers), and nothing may find a
-    // half-closed session as the current one.
-    std::unique_ptr<detail::redis_session> session = std::move(session_);
-    if (redisAsyncContext* ac = session->context()) {
-        // Never called with hiredis on the stack (user callbacks run from deliver()), so this
-        // frees at once: pending callbacks get NULL, the cleanup hook releases the descriptor,
-        // hiredis closes the fd.
-        redisAsyncFree(ac);
+    // Detached first: handlers still queued for it see they are stale. They hold the session,
+    // so the buffers of an operation the close cancels live until its handler has run.
+    std::shared_ptr<session> s = std::move(session_);
+    boost::system::error_code ignored;
+    s->socket.close(ignored);
+    if (!answer_pending) {
+        return;
     }
+    try {
+        for (expected_reply& e : s->expected) {
+            if (e.type == expected_reply::kind::command) {
+                ready_.push_back(event{event::kind::reply, std::move(e.callback), std::nullopt});
+            }
+        }
+    } catch (...) {
+        // Out of memory: the rest of the answers are lost with the connection.
+    }
+    s->expected.clear();
 }
 
 void redis_connection::arm_command_timer(clock::time_point deadline) {
@@ -485,12 +659,12 @@ void redis_connection::arm_command_timer(clock::time_point deadline) {
 }
 
 void redis_connection::check_command_timeout() {
-    if (state_ != state::up || !session_ || session_->pending.empty()) {
+    if (state_ != state::up || !session_ || session_->expected.empty()) {
         return;
     }
     // One timer for all commands, re-aimed at the oldest pending one: replies pop the queue
     // without touching the timer.
-    const clock::time_point deadline = session_->pending.front().sent + options_.command_timeout;
+    const clock::time_point deadline = session_->expected.front().sent + options_.command_timeout;
     if (clock::now() >= deadline) {
         session_failed("no reply within " + std::to_string(options_.command_timeout.count()) + " ms");
         return;
@@ -513,14 +687,6 @@ void redis_connection::deliver() noexcept {
             case event::kind::reply:
                 if (e.callback) {
                     e.callback(std::move(e.reply));
-                }
-                break;
-            case event::kind::message:
-                if (state_ != state::stopped && on_message_) {
-                    const std::shared_ptr<const message_handler> handler = on_message_;
-                    if (*handler) {
-                        (*handler)(e.channel, e.payload);
-                    }
                 }
                 break;
             case event::kind::up:

@@ -21,15 +21,9 @@
 
 namespace parley::cluster {
 
-namespace detail {
-class hiredis_asio_driver;
-struct redis_session;
-}  // namespace detail
-
-
 // One non-blocking connection to Redis, driven by a single-threaded io_context (a worker's
-// loop), on top of hiredis's async API. It connects, and after every loss reconnects with
-// jittered exponential backoff until stop().
+// loop), speaking RESP2 over an Asio socket (rooms/cluster/resp_protocol.hpp). It connects, and
+// after every loss reconnects with jittered exponential backoff until stop().
 //
 // Threads: every method on the executor's thread (post to it from elsewhere), the destructor
 // there too or once that loop has stopped for good; every callback runs on the executor.
@@ -39,11 +33,9 @@ struct redis_session;
 // the connection.
 //
 // The connection never blocks the loop: a host that is not a numeric address is resolved with
-// Asio's asynchronous resolver, the connect is non-blocking with a timeout, and hiredis's socket
-// is watched with async waits.
-//
-// The process must ignore SIGPIPE (parleyd does): hiredis writes with write(2), and a write to a
-// connection Redis has closed would otherwise end the process.
+// Asio's asynchronous resolver, and connect, reads and writes are asynchronous. Commands given in
+// one pass of the loop go out in one write (pipelined); a subscriber's messages reach the handler
+// as views into the bytes read, with no copy or allocation per message.
 //
 // "Up" means Redis has answered on this connection: for a command connection a PING got its
 // PONG; for a subscriber every channel's SUBSCRIBE is confirmed. A connection that reached TCP
@@ -70,6 +62,9 @@ public:
         // (BLPOP and the like) must finish well within it. A subscriber sends no commands once up,
         // so this does not watch it; TCP keepalive (about 30 s) notices a peer that vanished.
         std::chrono::milliseconds command_timeout{5000};
+        // A subscriber's channels are sharded channels (SSUBSCRIBE, Redis 7): Redis Cluster
+        // delivers them on the shard that owns their slot only.
+        bool sharded = false;
     };
     using message_handler = std::function<void(std::string_view channel, std::string_view payload)>;
 
@@ -132,37 +127,44 @@ public:
     // on a channel confirmed before the others may arrive just before on_up; messages published
     // while the connection was down are lost (Redis pub/sub keeps nothing).
     void subscribe(std::vector<std::string> channels, message_handler on_message);
+    // Thread: the executor's. Adds channels to a subscriber, keeping its handler.
+    void subscribe(std::vector<std::string> channels);
+    // Thread: the executor's. Leaves channels (UNSUBSCRIBE at once when connected; left out of
+    // every later resubscription). Messages already on their way may still arrive.
+    void unsubscribe(const std::vector<std::string>& channels);
 
     // Thread: the executor's. Connect attempts begun since start(), for tests and metrics.
     std::uint64_t connect_attempts() const { return attempts_total_; }
     const std::string& name() const { return name_; }
 
 private:
-    friend struct detail::redis_session;
+    struct session;  // one attempt's socket, buffers and expected replies (redis_connection.cpp)
 
     enum class state { idle, connecting, up, waiting, stopped };
 
-    // Something for deliver() to call, queued while hiredis is on the stack.
+    // Something for deliver() to call: answers and state changes, queued so that no callback
+    // runs inside a method of this class.
     struct event {
-        enum class kind { reply, message, up, down };
+        enum class kind { reply, up, down };
         kind type = kind::reply;
         redis_callback callback;           // reply
         std::optional<redis_reply> reply;  // reply
-        std::string channel;               // message
-        std::string payload;               // message
     };
 
     void begin_attempt();
-    void open_context(const std::string& address);
-    void after_io(detail::hiredis_asio_driver& driver) noexcept;
-    void advance_session();
-    void send_handshake(detail::redis_session& session);
-    bool send_subscribe(detail::redis_session& session, const std::vector<std::string>& channels);
+    void open_socket(const boost::asio::ip::tcp::endpoint& endpoint);
+    void on_connected(const std::shared_ptr<session>& s);
+    void start_read(const std::shared_ptr<session>& s);
+    void consume(const std::shared_ptr<session>& s);
+    void handle_reply(session& s, std::string_view bytes);
+    void queue_write(session& s);
+    void write_now(const std::shared_ptr<session>& s);
+    void send_subscribe(session& s, const std::vector<std::string>& channels, bool subscribe);
     void became_up();
     void session_failed(std::string reason);
     void attempt_failed(const std::string& reason);
     void schedule_retry();
-    void close_session() noexcept;
+    void close_session(bool answer_pending) noexcept;
     void arm_command_timer(std::chrono::steady_clock::time_point deadline);
     void check_command_timeout();
     void deliver() noexcept;
@@ -176,9 +178,9 @@ private:
     state state_ = state::idle;
     std::uint64_t attempt_ = 0;  // which attempt handlers of the resolver and timers belong to
     std::uint64_t attempts_total_ = 0;
-    // The context of the current attempt or connection. Its hiredis context is always freed
-    // before the session goes, so hiredis never calls back into a destroyed session.
-    std::unique_ptr<detail::redis_session> session_;
+    // The socket and buffers of the current attempt or connection; handlers hold it too, so a
+    // buffer outlives the operation on it, and a handler whose session is not this one is stale.
+    std::shared_ptr<session> session_;
 
     boost::asio::ip::tcp::resolver resolver_;
     boost::asio::steady_timer connect_timer_;

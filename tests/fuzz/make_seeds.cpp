@@ -190,6 +190,16 @@ void connection_seeds(const fs::path& dir) {
                                      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
 }
 
+// What a Redis server sends the cluster's connections: replies of every kind, nested stream
+// entries, subscription confirmations and messages.
+void redis_reply_seeds(const fs::path& dir) {
+    write(dir, "simple", "+OK\r\n:7\r\n$5\r\nhello\r\n");
+    write(dir, "message", "*3\r\n$7\r\nmessage\r\n$13\r\nparley:events\r\n$11\r\nM\nn1\nr\nu\n5\r\n");
+    write(dir, "sharded", "*3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n:1\r\n*3\r\n$8\r\nsmessage\r\n$1\r\nc\r\n$0\r\n\r\n");
+    write(dir, "nested",
+          "*2\r\n*2\r\n$3\r\n1-1\r\n*4\r\n$1\r\nj\r\n$2\r\n{}\r\n$1\r\nt\r\n$1\r\n5\r\n$-1\r\n*-1\r\n-ERR no\r\n*0\r\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -201,5 +211,6 @@ int main(int argc, char** argv) {
     frame_parser_seeds(root / "frame_parser");
     request_seeds(root / "request");
     connection_seeds(root / "connection");
+    redis_reply_seeds(root / "redis_reply");
     return 0;
 }

@@ -77,7 +77,7 @@ struct loop_ticker : std::enable_shared_from_this<loop_ticker> {
 
 class RedisConnectionTest : public ::testing::Test {
 protected:
-    // hiredis writes with write(2): a write to a connection Redis closed must not end the test.
+    // A write to a connection Redis closed must not end the test (parleyd ignores SIGPIPE too).
     static void SetUpTestSuite() { std::signal(SIGPIPE, SIG_IGN); }
 
     void TearDown() override {
@@ -432,6 +432,94 @@ TEST_F(RedisConnectionTest, ChannelsAddedWhileUpAreSubscribed) {
     ASSERT_TRUE(first && first->integer == 1) << describe(first) << ": subscribed to 'first' once";
     ASSERT_TRUE(run_until([&] { return received->size() >= 2 && received->back() == "first=still here"; }));
     EXPECT_EQ(received->front(), "second=probe");
+}
+
+// Publishes on channel until Redis counts `receivers` subscribers of it (a subscription is
+// confirmed to the subscriber only, so the publisher cannot know sooner).
+#define PUBLISH_UNTIL(pub, command, channel, receivers)                                                        \
+    do {                                                                                                       \
+        std::shared_ptr<answer> sent;                                                                          \
+        ASSERT_TRUE(run_until([&] {                                                                            \
+            if (sent && sent->calls == 1 && sent->reply && sent->reply->integer == (receivers)) {              \
+                return true;                                                                                   \
+            }                                                                                                  \
+            if (!sent || sent->calls == 1) {                                                                   \
+                sent = send(*(pub), {command, channel, "probe"});                                              \
+            }                                                                                                  \
+            return false;                                                                                      \
+        })) << channel << " never reached " << (receivers) << " receivers";                                    \
+    } while (false)
+
+TEST_F(RedisConnectionTest, UnsubscribedChannelsStayLeftAfterAReconnect) {
+    redis_process redis;
+    auto sub = make(options_for(redis.port()), "subscriber");
+    auto pub = make(options_for(redis.port()), "publisher");
+    auto received = std::make_shared<std::vector<std::string>>();
+    sub->subscribe({"kept", "left"}, [received](std::string_view channel, std::string_view payload) {
+        received->push_back(std::string(channel) + "=" + std::string(payload));
+    });
+    start_and_wait(sub);
+    start_and_wait(pub);
+    PUBLISH_UNTIL(pub, "PUBLISH", "left", 1);
+
+    sub->unsubscribe({"left", "never subscribed"});
+    PUBLISH_UNTIL(pub, "PUBLISH", "left", 0);
+    auto kept = call(*pub, {"PUBLISH", "kept", "one"});
+    ASSERT_TRUE(kept && kept->integer == 1) << describe(kept);
+
+    // A new connection subscribes to what is left only.
+    redis.stop();
+    ASSERT_TRUE(run_until([&] { return !sub->connected() && !pub->connected(); }));
+    redis.start();
+    ASSERT_TRUE(run_until([&] { return sub->connected() && pub->connected(); }));
+    auto left = call(*pub, {"PUBLISH", "left", "gone"});
+    ASSERT_TRUE(left && left->integer == 0) << describe(left);
+    kept = call(*pub, {"PUBLISH", "kept", "two"});
+    ASSERT_TRUE(kept && kept->integer == 1) << describe(kept);
+    ASSERT_TRUE(run_until([&] { return !received->empty() && received->back() == "kept=two"; }));
+    for (const std::string& r : *received) {
+        EXPECT_NE(r, "left=gone");
+    }
+}
+
+TEST_F(RedisConnectionTest, ShardedSubscriberGetsSpublishedMessages) {
+    redis_process redis;
+    auto options = options_for(redis.port());
+    options.sharded = true;
+    auto sub = make(options, "sharded");
+    auto pub = make(options_for(redis.port()), "publisher");
+    auto received = std::make_shared<std::vector<std::string>>();
+    sub->subscribe({"{p1}:room"}, [received](std::string_view channel, std::string_view payload) {
+        received->push_back(std::string(channel) + "=" + std::string(payload));
+    });
+    start_and_wait(sub);
+    start_and_wait(pub);
+    PUBLISH_UNTIL(pub, "SPUBLISH", "{p1}:room", 1);
+    // A plain PUBLISH on the same name does not reach a sharded subscriber.
+    auto plain = call(*pub, {"PUBLISH", "{p1}:room", "plain"});
+    ASSERT_TRUE(plain && plain->integer == 0) << describe(plain);
+    auto sharded = call(*pub, {"SPUBLISH", "{p1}:room", "said"});
+    ASSERT_TRUE(sharded && sharded->integer == 1) << describe(sharded);
+    ASSERT_TRUE(run_until([&] { return !received->empty() && received->back() == "{p1}:room=said"; }));
+    sub->unsubscribe({"{p1}:room"});
+    PUBLISH_UNTIL(pub, "SPUBLISH", "{p1}:room", 0);
+}
+
+TEST_F(RedisConnectionTest, SubscriberWithoutChannelsComesUpAndSubscribesLater) {
+    redis_process redis;
+    auto sub = make(options_for(redis.port()), "subscriber");
+    auto pub = make(options_for(redis.port()), "publisher");
+    auto received = std::make_shared<std::vector<std::string>>();
+    sub->subscribe({}, [received](std::string_view, std::string_view payload) {
+        received->emplace_back(payload);
+    });
+    start_and_wait(sub);
+    start_and_wait(pub);
+    expect_refused(*sub, {"GET", "k"}, "a subscriber takes no commands");
+    sub->subscribe({"later"});
+    PUBLISH_UNTIL(pub, "PUBLISH", "later", 1);
+    ASSERT_TRUE(run_until([&] { return !received->empty(); }));
+    EXPECT_EQ(received->front(), "probe");
 }
 
 TEST_F(RedisConnectionTest, OutageThenRecovery) {
