@@ -50,6 +50,38 @@ struct cluster_event {
 // Reads an event; nothing when the text is not one (another program publishing on the channel).
 std::optional<cluster_event> parse_event(std::string_view payload);
 
+// One publication on the channel holds one event, or a batch of the messages one script call
+// stored ("B", then per event "\n", its length in decimal, "\n", the event). Calls f with each
+// event's text, in order; returns false when a batch is cut short or malformed (f has seen the
+// events before the fault).
+template <typename F>
+bool for_each_published(std::string_view payload, F&& f) {
+    if (payload.size() < 2 || payload[0] != 'B' || payload[1] != '\n') {
+        f(payload);
+        return true;
+    }
+    payload.remove_prefix(1);
+    while (!payload.empty()) {
+        if (payload[0] != '\n') {
+            return false;
+        }
+        payload.remove_prefix(1);
+        std::size_t length = 0;
+        std::size_t digits = 0;
+        while (digits < payload.size() && digits < 10 && payload[digits] >= '0' && payload[digits] <= '9') {
+            length = length * 10 + static_cast<std::size_t>(payload[digits] - '0');
+            ++digits;
+        }
+        if (digits == 0 || digits >= payload.size() || payload[digits] != '\n' ||
+            payload.size() - digits - 1 < length) {
+            return false;
+        }
+        f(payload.substr(digits + 1, length));
+        payload.remove_prefix(digits + 1 + length);
+    }
+    return true;
+}
+
 std::string format_event(event_type type, std::string_view origin, std::string_view room, std::string_view user,
                          std::string_view body);
 

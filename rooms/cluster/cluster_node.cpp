@@ -348,12 +348,14 @@ rooms::cluster_health cluster_node::health() const {
 // ---- Redis calls ----
 
 void cluster_node::command(std::initializer_list<std::string_view> argv, redis_callback cb) {
+    flush_says();  // what was said before goes before
     link_.command(std::span<const std::string_view>(argv.begin(), argv.size()),
                   cb ? std::move(cb) : [](std::optional<redis_reply>) {});
 }
 
 void cluster_node::eval(std::string_view script, const std::vector<std::string>& keys_list,
                         const std::vector<std::string>& args, redis_callback cb) {
+    flush_says();
     std::vector<std::string_view> key_views(keys_list.begin(), keys_list.end());
     std::vector<std::string_view> arg_views(args.begin(), args.end());
     link_.script(script, key_views, arg_views, cb ? std::move(cb) : [](std::optional<redis_reply>) {});

@@ -88,8 +88,8 @@ public:
     void on_redis_up();
     // Either connection was lost: degraded until on_redis_up.
     void on_redis_down();
-    // A message on the cluster's channel, in Redis's order.
-    void on_channel_message(std::string_view payload);
+    // A publication on the cluster's channel (one event, or a batch of messages), in Redis's order.
+    void on_channel_message(std::string_view publication);
     // Every name_ttl / 3: renew this node's lease and its names.
     void heartbeat();
 
@@ -193,7 +193,11 @@ private:
     std::pair<std::int64_t, std::int64_t> room_position(const std::string& name);  // (epoch, last seq)
     // resend: the say went out before and its answer was lost; the script stores it only if it
     // did not arrive then.
+    // Says and events are sent in batches: every one given in a pass of the cluster's loop goes
+    // in one script call at its end (flush_says), or before any other command, which keeps
+    // their order with the node's other events.
     void send_say(const pending_say& say, bool resend = false);
+    void flush_says();
     // Tells an event's sender that the cluster did not take it (unavailable, or
     // message_not_found for an edit or delete of a message deleted meanwhile).
     void refuse_event(const pending_say& event, protocol::error_code why);
@@ -206,6 +210,7 @@ private:
                          const std::function<void(claim_outcome)>& answer);
 
     // Events from the channel.
+    void on_event(std::string_view payload);
     void handle_event(const cluster_event& e);
     void handle_room_event(const cluster_event& e, const std::string& origin);
     void apply_message(std::string_view room, std::int64_t seq, std::int64_t ts, std::string_view json,
@@ -260,6 +265,9 @@ private:
     std::set<std::string, std::less<>> owned_names_;
     std::uint64_t next_nonce_ = 0;
     std::deque<pending_say> in_flight_;   // sent, not answered
+    // The says of in_flight_ waiting for flush_says: (number, sent again), in order.
+    std::vector<std::pair<std::uint64_t, bool>> batch_;
+    bool flush_posted_ = false;
     std::vector<pending_say> unanswered_;  // sent, connection lost before the answer
     std::vector<pending_say> kept_;        // made while detached, for the shared history
     std::deque<pending_dm> dms_in_flight_;

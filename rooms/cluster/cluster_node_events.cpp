@@ -45,7 +45,14 @@ room_event room_event_of(event_type type) {
 
 // ---- events from the channel ----
 
-void cluster_node::on_channel_message(std::string_view payload) {
+void cluster_node::on_channel_message(std::string_view publication) {
+    const bool whole = for_each_published(publication, [this](std::string_view payload) { on_event(payload); });
+    if (!whole) {
+        report(report_level::warn, "ignored the rest of a malformed batch of events on the channel");
+    }
+}
+
+void cluster_node::on_event(std::string_view payload) {
     events_received_.fetch_add(1, std::memory_order_relaxed);
     auto e = parse_event(payload);
     if (!e) {

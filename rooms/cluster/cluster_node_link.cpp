@@ -17,6 +17,7 @@
 #include "rooms/worker_context.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <mutex>
 #include <span>
@@ -164,31 +165,79 @@ void cluster_node::keep_for_cluster(std::string_view room, std::string_view from
 
 void cluster_node::send_say(const pending_say& say, bool resend) {
     in_flight_.push_back(say);
-    // The hot path: the arguments as views of strings that live until command() has copied them.
-    const std::string seq_key = keys::room_seq(say.room);
-    const std::string stream_key = keys::room_stream(say.room);
-    const std::string head = message_event_head(options_.node_id, say.room, say.from);
-    const std::string ts = std::to_string(say.ts);
-    const std::string length = std::to_string(options_.stream_length);
-    const std::string nonce = std::to_string(say.nonce);
-    const std::string_view keys_list[] = {seq_key, stream_key};
-    const std::string_view args[] = {keys::channel, head,       ts,       say.ack,         say.json_before,
-                                     say.json_after, length,    say.room, options_.node_id, incarnation_,
-                                     nonce,          resend ? "1" : "0"};
-    auto answered = [this, number = say.nonce](std::optional<redis_reply> reply) {
-        on_say_answer(number, std::move(reply));
-    };
-    if (!say.event) {
-        link_.script(scripts::say, keys_list, args, std::move(answered));
-        return;
+    batch_.emplace_back(say.nonce, resend);
+    if (!flush_posted_) {
+        flush_posted_ = true;
+        link_.post([this] {
+            flush_posted_ = false;
+            flush_says();
+        });
     }
-    // An event: its settings and revisions are written in the same script call.
-    const std::string settings_key = keys::room_settings(say.room);
-    const std::string revised_key = keys::room_revised(say.room);
-    const std::string_view event_keys[] = {seq_key, stream_key, settings_key, revised_key};
-    std::vector<std::string_view> event_args(std::begin(args), std::end(args));
-    event_args.insert(event_args.end(), say.event_args.begin(), say.event_args.end());
-    link_.script(scripts::say, event_keys, event_args, std::move(answered));
+}
+
+void cluster_node::flush_says() {
+    // At most this many messages per script call: Redis runs a script alone, so one call must not
+    // hold it long.
+    constexpr std::size_t most_per_call = 256;
+    while (!batch_.empty() && !stopped_) {
+        const std::size_t count = std::min(batch_.size(), most_per_call);
+        std::vector<std::pair<std::uint64_t, bool>> part(batch_.begin(), batch_.begin() + static_cast<std::ptrdiff_t>(count));
+        batch_.erase(batch_.begin(), batch_.begin() + static_cast<std::ptrdiff_t>(count));
+        // The arguments as views of strings that live until script() has copied them (a deque:
+        // its strings never move, so the views stay valid as it grows).
+        std::deque<std::string> owned;
+        std::vector<std::string_view> key_views;
+        key_views.reserve(count * 4);
+        std::vector<std::string_view> args = {keys::channel, {}, options_.node_id, incarnation_, {}};
+        owned.push_back(std::to_string(options_.stream_length));
+        args[1] = owned.back();
+        owned.push_back(std::to_string(count));
+        args[4] = owned.back();
+        std::vector<std::uint64_t> numbers;
+        numbers.reserve(count);
+        for (const auto& [nonce, resend] : part) {
+            auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
+                                   [nonce = nonce](const pending_say& p) { return p.nonce == nonce; });
+            if (it == in_flight_.end()) {
+                continue;  // cannot happen: a batched say stays in flight until answered
+            }
+            const pending_say& say = *it;
+            numbers.push_back(nonce);
+            for (std::string k : {keys::room_seq(say.room), keys::room_stream(say.room), keys::room_settings(say.room),
+                                  keys::room_revised(say.room)}) {
+                owned.push_back(std::move(k));
+                key_views.push_back(owned.back());
+            }
+            owned.push_back(message_event_head(options_.node_id, say.room, say.from));
+            const std::string_view head = owned.back();
+            owned.push_back(std::to_string(say.ts));
+            const std::string_view ts = owned.back();
+            owned.push_back(std::to_string(nonce));
+            const std::string_view number = owned.back();
+            args.insert(args.end(), {head, ts, say.ack, say.json_before, say.json_after, say.room, number,
+                                     resend ? "1" : "0"});
+            if (say.event) {
+                args.insert(args.end(), say.event_args.begin(), say.event_args.end());
+            } else {
+                args.insert(args.end(), {"0", "0", "0"});
+            }
+        }
+        owned[1] = std::to_string(numbers.size());
+        args[4] = owned[1];
+        link_.script(scripts::say, key_views, args,
+                     [this, numbers = std::move(numbers)](std::optional<redis_reply> reply) {
+                         for (std::size_t i = 0; i < numbers.size(); ++i) {
+                             if (!reply || reply->is_error()) {
+                                 on_say_answer(numbers[i], reply);
+                             } else if (reply->is_array() && i < reply->elements.size()) {
+                                 on_say_answer(numbers[i], std::move(reply->elements[i]));
+                             } else {
+                                 on_say_answer(numbers[i], redis_reply{redis_reply::kind::error, 0,
+                                                                       "the say script gave no answer for it", {}});
+                             }
+                         }
+                     });
+    }
 }
 
 void cluster_node::on_say_answer(std::uint64_t nonce, std::optional<redis_reply> reply) {
@@ -198,12 +247,10 @@ void cluster_node::on_say_answer(std::uint64_t nonce, std::optional<redis_reply>
     }
     if (!reply) {
         unanswered_.push_back(std::move(*it));  // sent again on return
+    } else if (reply->is_integer() && reply->integer < 0) {
+        // An edit or delete whose message was deleted before its turn.
+        refuse_event(*it, protocol::error_code::message_not_found);
     } else if (reply->is_error()) {
-        if (it->event && reply->text.starts_with(scripts::target_gone)) {
-            refuse_event(*it, protocol::error_code::message_not_found);
-            in_flight_.erase(it);
-            return;
-        }
         report(report_level::error, "a message to room '" + it->room + "' was refused by redis: " + reply->text);
         // Told with or without an id: a say that went nowhere is never lost in silence. (A say
         // kept while detached was delivered here then; only the shared history lacks it.)

@@ -57,65 +57,95 @@ end
 return 1
 )lua";
 
-// KEYS: the room's seq counter, its stream; for an event also its settings hash and its revised
-// set (cluster_keys.hpp). ARGV: channel, event head, ts, ack ticket, JSON before the seq, JSON
-// after it, stream length, room, the node, the node's run, the say's number in that run, and "1"
-// when the say is sent again after its answer was lost. An event (cluster_link::submit_event)
-// adds: N, then N pairs "KIND\nSUBJECT", value (empty: removed) for the settings hash; a guard
-// (0 none; a seq: refused with target_gone when that message was deleted; -1: stored only into a
-// room that has no seq yet; "if:VALUE": stored only while the first setting's field holds
-// VALUE; 0 is returned when a guard drops it); R, then R triples seq, ts, JSON of stored
-// messages it rewrites: their stream entries are deleted and the set holds the new ones. Numbers
-// the message, stores it (and the rest) and publishes it, in that order, and returns its seq. A
-// say sent again is looked for among the room's newest entries first, and not stored twice (0 is
-// returned then).
-inline constexpr std::string_view target_gone = "PARLEY_GONE";
+// Numbers, stores and publishes a batch of messages (says and room events): every message a
+// node sends in one pass of its loop, in order.
+// KEYS: four per message: its room's seq counter, stream, settings hash and revised set
+// (cluster_keys.hpp).
+// ARGV: channel, stream length, the node, the node's run, the message count N; then per message
+// a block: event head, ts, ack ticket, JSON before the seq, JSON after it, room, the message's
+// number in the node's run, "1" when it is sent again after its answer was lost, and an event's
+// further arguments (cluster_link::submit_event; a say gives 0, 0, 0): S, then S pairs
+// "KIND\nSUBJECT", value (empty: removed) for the settings hash; a guard (0 none; a seq: refused
+// when that message was deleted; -1: stored only into a room that has no seq yet; "if:VALUE":
+// stored only while the first setting's field holds VALUE); R, then R triples seq, ts, JSON of
+// stored messages it rewrites: their stream entries are deleted and the set holds the new ones.
+// Each message is numbered, stored (with the rest) and added to the publication; a message sent
+// again is looked for among the room's newest entries first and not stored twice. The stored
+// ones go out in ONE publication: the event itself when there is one, else a batch ("B", then
+// per event "\n", its length, "\n", the event; cluster_event.hpp).
+// Returns per message: its seq; 0 when not stored (already stored, or a guard dropped it); -1
+// when its target was deleted (an edit or delete of a message deleted meanwhile).
 inline constexpr std::string_view say = R"lua(
-local said = ARGV[9] .. ':' .. ARGV[10] .. ':' .. ARGV[11]
-if ARGV[12] == '1' then
-  for _, entry in ipairs(redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1000)) do
-    local fields = entry[2]
-    for i = 1, #fields, 2 do
-      if fields[i] == 'n' and fields[i + 1] == said then return 0 end
+local published = {}
+local out = {}
+local at = 6
+for m = 1, tonumber(ARGV[5]) do
+  local k = (m - 1) * 4
+  local seq_key, log_key, settings_key, revised_key = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]
+  local head, ts, ack, before, after = ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3], ARGV[at + 4]
+  local room, number, resend = ARGV[at + 5], ARGV[at + 6], ARGV[at + 7]
+  local settings = tonumber(ARGV[at + 8])
+  local settings_at = at + 9
+  local guard_arg = ARGV[settings_at + 2 * settings]
+  local revisions = tonumber(ARGV[settings_at + 2 * settings + 1])
+  local revisions_at = settings_at + 2 * settings + 2
+  at = revisions_at + 3 * revisions
+  local said = ARGV[3] .. ':' .. ARGV[4] .. ':' .. number
+  local result = nil
+  if resend == '1' then
+    for _, entry in ipairs(redis.call('XREVRANGE', log_key, '+', '-', 'COUNT', 1000)) do
+      local fields = entry[2]
+      for i = 1, #fields, 2 do
+        if fields[i] == 'n' and fields[i + 1] == said then result = 0 end
+      end
     end
   end
-end
-local settings = tonumber(ARGV[13] or '0')
-local guard_at = 14 + 2 * settings
-local guard_arg = ARGV[guard_at] or '0'
-local guard = tonumber(guard_arg) or 0
-if string.sub(guard_arg, 1, 3) == 'if:' then
-  if redis.call('HGET', KEYS[3], ARGV[14]) ~= string.sub(guard_arg, 4) then return 0 end
-end
-if guard == -1 and redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-if guard > 0 then
-  for _, member in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], guard, guard)) do
-    if string.find(member, '"deleted":true', 1, true) then
-      return redis.error_reply('PARLEY_GONE message ' .. guard .. ' was deleted')
+  if not result then
+    local guard = tonumber(guard_arg) or 0
+    if string.sub(guard_arg, 1, 3) == 'if:' then
+      if redis.call('HGET', settings_key, ARGV[settings_at]) ~= string.sub(guard_arg, 4) then result = 0 end
+    elseif guard == -1 then
+      if redis.call('EXISTS', seq_key) == 1 then result = 0 end
+    elseif guard > 0 then
+      for _, member in ipairs(redis.call('ZRANGEBYSCORE', revised_key, guard, guard)) do
+        if string.find(member, '"deleted":true', 1, true) then result = -1 end
+      end
     end
   end
+  if not result then
+    local seq = redis.call('INCR', seq_key)
+    local json = before .. seq .. after
+    redis.call('XADD', log_key, 'MAXLEN', '~', ARGV[2], seq .. '-1', 'j', json, 't', ts, 'a', ack, 'n', said)
+    if seq == 1 then redis.call('SADD', 'parley:rooms', room) end
+    for i = 0, settings - 1 do
+      local field, value = ARGV[settings_at + 2 * i], ARGV[settings_at + 2 * i + 1]
+      if value == '' then redis.call('HDEL', settings_key, field) else redis.call('HSET', settings_key, field, value) end
+    end
+    for i = 0, revisions - 1 do
+      local r = revisions_at + 3 * i
+      redis.call('XDEL', log_key, ARGV[r] .. '-1')
+      redis.call('ZREMRANGEBYSCORE', revised_key, ARGV[r], ARGV[r])
+      redis.call('ZADD', revised_key, ARGV[r], ARGV[r + 1] .. '\n' .. ARGV[r + 2])
+    end
+    if revisions > 0 then
+      -- what the stream's retention dropped has no use for its revisions (trimmed loosely, as the stream)
+      redis.call('ZREMRANGEBYSCORE', revised_key, '-inf', '(' .. (seq - 2 * tonumber(ARGV[2])))
+    end
+    published[#published + 1] = head .. seq .. '\n' .. ts .. '\n' .. ack .. '\n' .. json
+    result = seq
+  end
+  out[m] = result
 end
-local seq = redis.call('INCR', KEYS[1])
-local json = ARGV[5] .. seq .. ARGV[6]
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[7], seq .. '-1', 'j', json, 't', ARGV[3], 'a', ARGV[4], 'n', said)
-if seq == 1 then redis.call('SADD', 'parley:rooms', ARGV[8]) end
-for i = 0, settings - 1 do
-  local field, value = ARGV[14 + 2 * i], ARGV[15 + 2 * i]
-  if value == '' then redis.call('HDEL', KEYS[3], field) else redis.call('HSET', KEYS[3], field, value) end
+if #published == 1 then
+  redis.call('PUBLISH', ARGV[1], published[1])
+elseif #published > 1 then
+  local parts = {'B'}
+  for _, e in ipairs(published) do
+    parts[#parts + 1] = '\n' .. #e .. '\n' .. e
+  end
+  redis.call('PUBLISH', ARGV[1], table.concat(parts))
 end
-local revisions = tonumber(ARGV[guard_at + 1] or '0')
-for i = 0, revisions - 1 do
-  local at = guard_at + 2 + 3 * i
-  redis.call('XDEL', KEYS[2], ARGV[at] .. '-1')
-  redis.call('ZREMRANGEBYSCORE', KEYS[4], ARGV[at], ARGV[at])
-  redis.call('ZADD', KEYS[4], ARGV[at], ARGV[at + 1] .. '\n' .. ARGV[at + 2])
-end
-if revisions > 0 then
-  -- what the stream's retention dropped has no use for its revisions (trimmed loosely, as the stream)
-  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. (seq - 2 * tonumber(ARGV[7])))
-end
-redis.call('PUBLISH', ARGV[1], ARGV[2] .. seq .. '\n' .. ARGV[3] .. '\n' .. ARGV[4] .. '\n' .. json)
-return seq
+return out
 )lua";
 
 // KEYS: a room's stream, its revised set. ARGV: the lowest seq, the highest ('' for the newest),

@@ -396,7 +396,7 @@ long long number_after(const std::string& text, const std::string& key) {
     return std::stoll(text.substr(at + key.size()));
 }
 
-TEST_F(ClusterTest, EachMessageIsPublishedOnceAndReadOnceByEachNode) {
+TEST_F(ClusterTest, EachMessageIsPublishedAtMostOnceAndReadOnceByEachNode) {
     // Members on all three nodes, so every node has local members to fan out to.
     std::vector<ws_client> members;
     const char* ids[] = {"node-a", "node-b", "node-c"};
@@ -428,9 +428,11 @@ TEST_F(ClusterTest, EachMessageIsPublishedOnceAndReadOnceByEachNode) {
         read_until(m, [&messages](const json& e) { return (messages += e.value("type", "") == "message") == says; },
                    milliseconds(10000));
     }
-    // One PUBLISH per message, whatever the members and nodes (the scripts' calls are counted).
+    // At most one PUBLISH per message, whatever the members and nodes (the scripts' calls are
+    // counted): the says a node sends in one pass of its loop go out as one publication.
     const long long publishes_after = number_after(redis_->info("commandstats"), "cmdstat_publish:calls=");
-    EXPECT_EQ(publishes_after - std::max(publishes_before, 0LL), says);
+    EXPECT_LE(publishes_after - std::max(publishes_before, 0LL), says);
+    EXPECT_GE(publishes_after - std::max(publishes_before, 0LL), 1);
     // And each node read each message once: one decode per node, then its own fan-out.
     for (const char* id : ids) {
         EXPECT_EQ(events_read(id) - read_before[id], says) << id;

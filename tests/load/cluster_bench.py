@@ -8,7 +8,8 @@ sharing a fresh redis-server. Every server process (the one node, or the three n
 runs on core 0 with one worker each, parley-load on core 1, so both setups get the same CPU.
 In the cluster run the load generator spreads the members over the three nodes (connection i
 to node i mod 3): every message crosses Redis to reach two thirds of its room. Each run waits
-until both cores are idle; the script prints each run's figures as one JSON line and the medians.
+until both cores are idle; the script prints each run's figures as one JSON line and the medians, and for the cluster
+runs Redis's CPU time per say (over the whole load, warm-up included).
 """
 import json
 import os
@@ -67,6 +68,13 @@ def start_redis(workdir):
     sys.exit("redis-server did not start")
 
 
+def cpu_seconds(pid):
+    """User plus system CPU time of a process so far (from /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run(build, cluster, load_args):
     wait_idle()
     workdir = tempfile.mkdtemp(prefix="parley-cluster-bench-")
@@ -82,9 +90,11 @@ def run(build, cluster, load_args):
             nodes.append(start_parleyd(build, []))
         ports = ",".join(n[2] for n in nodes)
         pids = [str(n[0].pid) for n in nodes] + ([str(redis.pid)] if redis else [])
+        redis_cpu_before = cpu_seconds(redis.pid) if redis else 0
         load = subprocess.run(["taskset", "-c", "1", f"{build}/tests/load/parley-load"] + load_args +
                               ["--port", ports, "--server-pid", ",".join(pids)],
                               capture_output=True, text=True, timeout=600)
+        redis_cpu = cpu_seconds(redis.pid) - redis_cpu_before if redis else 0
     finally:
         for daemon, drain, _ in nodes:
             daemon.send_signal(signal.SIGTERM)
@@ -97,7 +107,12 @@ def run(build, cluster, load_args):
     lines = [l for l in load.stdout.splitlines() if l.startswith("{")]
     if not lines:
         sys.exit("parley-load failed: " + load.stdout + load.stderr)
-    return json.loads(lines[-1])
+    result = json.loads(lines[-1])
+    if cluster and result.get("says_sent"):
+        # Redis's CPU over the whole load (warm-up included) per say sent in it.
+        result["redis_cpu_s"] = round(redis_cpu, 3)
+        result["redis_cpu_us_per_say"] = round(redis_cpu * 1e6 / result["says_sent"], 2)
+    return result
 
 
 def main():
@@ -131,6 +146,9 @@ def main():
             p50 = statistics.median(x["latency_us"]["p50"] for x in figures[setup])
             p99 = statistics.median(x["latency_us"]["p99"] for x in figures[setup])
             print(f"{name}: {setup} latency p50 {p50:,.0f} us, p99 {p99:,.0f} us", flush=True)
+        redis_per_say = [x["redis_cpu_us_per_say"] for x in figures["cluster"] if "redis_cpu_us_per_say" in x]
+        if redis_per_say:
+            print(f"{name}: Redis CPU per say, median {statistics.median(redis_per_say):.2f} us", flush=True)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace parley::cluster {
 namespace {
 
@@ -33,6 +36,29 @@ TEST(cluster_event, a_message_carries_seq_ts_and_ack_before_its_json) {
     EXPECT_EQ(ticket->sender.worker, 0u);
     EXPECT_EQ(ticket->sender.session, 7u);
     EXPECT_EQ(ticket->re, "\"x\"");
+}
+
+TEST(cluster_event, a_batch_gives_its_events_in_order_and_stops_at_a_fault) {
+    const std::string one = message_event_head("a", "lobby", "ann") + "1\n5\n\n{}";
+    const std::string two = format_event(event_type::join, "a", "lobby", "bob", "{}");
+    std::vector<std::string> seen;
+    const auto collect = [&seen](std::string_view e) { seen.emplace_back(e); };
+    const std::string batch = "B\n" + std::to_string(one.size()) + "\n" + one + "\n" + std::to_string(two.size()) +
+                              "\n" + two;
+    EXPECT_TRUE(for_each_published(batch, collect));
+    EXPECT_EQ(seen, (std::vector<std::string>{one, two}));
+
+    seen.clear();
+    EXPECT_TRUE(for_each_published(two, collect));  // one event alone, as published unbatched
+    EXPECT_EQ(seen, (std::vector<std::string>{two}));
+
+    // Cut short, a length that is not a number, one past the end: the events before it only.
+    for (const std::string& bad : {batch.substr(0, batch.size() - 1), "B\nx\n" + one,
+                                   "B\n" + std::to_string(one.size()) + "\n" + one + "\n99\n" + two}) {
+        seen.clear();
+        EXPECT_FALSE(for_each_published(bad, collect)) << bad;
+        EXPECT_LE(seen.size(), 1u);
+    }
 }
 
 TEST(cluster_event, ack_tickets_round_trip) {

@@ -259,6 +259,55 @@ TEST_F(cluster_node_test, a_say_redis_refuses_is_answered_unavailable_with_or_wi
     EXPECT_TRUE(seqs_received(alice).empty());
 }
 
+TEST_F(cluster_node_test, the_says_of_one_pass_go_in_one_script_call_and_one_publication) {
+    test_client& alice = login("alice");
+    world_.join(alice, "lobby");
+    world_.join(alice, "kitchen");
+    sync({}, {{"lobby", 0}, {"kitchen", 0}});
+    answer_rebases();
+    alice.take();
+    const std::size_t batches_before = redis_.say_batches;
+    const std::uint64_t events_before = node_.health().events_received;
+
+    alice.send({{"type", "say"}, {"room", "lobby"}, {"text", "one"}, {"id", 1}});
+    alice.send({{"type", "say"}, {"room", "kitchen"}, {"text", "two"}, {"id", 2}});
+    alice.send({{"type", "say"}, {"room", "lobby"}, {"text", "three"}, {"id", 3}});
+    settle();
+    EXPECT_EQ(redis_.say_batches, batches_before + 1) << "the three says went in more than one call";
+    ASSERT_EQ(redis_.count("say"), 3u);
+    std::vector<std::string> tickets;
+    std::vector<std::int64_t> seqs = {1, 1, 2};
+    for (std::size_t i = 0; i < 3; ++i) {
+        auto say = redis_.take("say");
+        ASSERT_TRUE(say);
+        EXPECT_EQ(say->args.at(7), i == 1 ? "kitchen" : "lobby") << "out of order";
+        EXPECT_EQ(say->keys.at(0), i == 1 ? "parley:room:kitchen:seq" : "parley:room:lobby:seq");
+        tickets.push_back(say->args.at(3));
+        redis_.answer(*say, integer_reply(seqs[i]));
+    }
+    settle();
+    EXPECT_TRUE(alice.received("ack").empty()) << "acked before the messages came back";
+
+    // The script publishes the three as one batch: each is applied, its ack first.
+    std::string batch = "B";
+    const std::vector<std::string> events = {message_event("a", "lobby", "alice", "one", 1, tickets[0]),
+                                             message_event("a", "kitchen", "alice", "two", 1, tickets[1]),
+                                             message_event("a", "lobby", "alice", "three", 2, tickets[2])};
+    for (const std::string& e : events) {
+        batch += "\n" + std::to_string(e.size()) + "\n" + e;
+    }
+    node_.on_channel_message(batch);
+    settle();
+    std::vector<std::string> seen;
+    for (const json& reply : alice.take()) {
+        seen.push_back(reply.value("type", "") + ":" + reply.value("room", "") + ":" +
+                       std::to_string(reply.value("seq", 0)));
+    }
+    EXPECT_EQ(seen, (std::vector<std::string>{"ack:lobby:1", "message:lobby:1", "ack:kitchen:1", "message:kitchen:1",
+                                              "ack:lobby:2", "message:lobby:2"}));
+    EXPECT_EQ(node_.health().events_received, events_before + 3);
+}
+
 TEST_F(cluster_node_test, depart_finishes_when_redis_cannot_answer) {
     login("alice");
     sync({}, {});

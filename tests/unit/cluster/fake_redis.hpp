@@ -11,6 +11,7 @@
 
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,10 @@ public:
     void script(std::string_view text, std::span<const std::string_view> keys, std::span<const std::string_view> args,
                 redis_callback done) override {
         std::string name = script_name(text);
+        if (name == "say") {
+            split_batch(keys, args, std::move(done));
+            return;
+        }
         if (name == "read_log") {
             // Told apart by direction: a room started over reads its newest, a gap its oldest.
             name += args.size() > 3 && args[3] == "1" ? " newest" : " oldest";
@@ -109,8 +114,65 @@ public:
     }
 
     std::deque<sent_call> calls;  // sent, not answered yet, oldest first
+    std::size_t say_batches = 0;  // calls of the say script (each holds one or more messages)
 
 private:
+    // A call of the say script holds a batch of messages (cluster_scripts.hpp). Each message is
+    // kept as a call of its own, "say", with its four keys and its arguments laid out as one
+    // message's: channel, head, ts, ack, JSON before, JSON after, stream length, room, node,
+    // run, number, sent again, then an event's further arguments. The batch is answered once
+    // every message is: an array of their replies, or nullopt (or the error) when the test lost
+    // (or refused) any of them, as Redis answers the whole call.
+    void split_batch(std::span<const std::string_view> keys, std::span<const std::string_view> args,
+                     redis_callback done) {
+        ++say_batches;
+        struct batch {
+            std::vector<std::optional<redis_reply>> replies;
+            std::size_t answered = 0;
+            redis_callback done;
+        };
+        const std::size_t count = std::stoul(std::string(args[4]));
+        auto shared = std::make_shared<batch>();
+        shared->replies.resize(count);
+        shared->done = std::move(done);
+        std::size_t at = 5;
+        for (std::size_t m = 0; m < count; ++m) {
+            std::vector<std::string> message = {std::string(args[0]), std::string(args[at]),     std::string(args[at + 1]),
+                                                std::string(args[at + 2]), std::string(args[at + 3]),
+                                                std::string(args[at + 4]), std::string(args[1]), std::string(args[at + 5]),
+                                                std::string(args[2]),      std::string(args[3]), std::string(args[at + 6]),
+                                                std::string(args[at + 7])};
+            std::size_t rest = at + 8;
+            const std::size_t settings = std::stoul(std::string(args[rest]));
+            const std::size_t revisions = std::stoul(std::string(args[rest + 2 + 2 * settings]));
+            const std::size_t end = rest + 3 + 2 * settings + 3 * revisions;
+            message.insert(message.end(), args.begin() + static_cast<std::ptrdiff_t>(rest),
+                           args.begin() + static_cast<std::ptrdiff_t>(end));
+            at = end;
+            std::vector<std::string> message_keys(keys.begin() + static_cast<std::ptrdiff_t>(4 * m),
+                                                  keys.begin() + static_cast<std::ptrdiff_t>(4 * m + 4));
+            calls.push_back({"say", {}, std::move(message_keys), std::move(message),
+                             [shared, m](std::optional<redis_reply> reply) {
+                                 shared->replies[m] = std::move(reply);
+                                 if (++shared->answered < shared->replies.size()) {
+                                     return;
+                                 }
+                                 std::vector<redis_reply> elements;
+                                 for (auto& r : shared->replies) {
+                                     if (!r || r->is_error()) {
+                                         shared->done(std::move(r));
+                                         return;
+                                     }
+                                     elements.push_back(std::move(*r));
+                                 }
+                                 redis_reply whole;
+                                 whole.type = redis_reply::kind::array;
+                                 whole.elements = std::move(elements);
+                                 shared->done(std::move(whole));
+                             }});
+        }
+    }
+
     std::deque<std::function<void()>> tasks_;
 };
 
