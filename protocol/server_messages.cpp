@@ -3,6 +3,7 @@
 #include "protocol/frame_encoder.hpp"
 #include "protocol/json_text.hpp"
 
+#include <charconv>
 #include <cstring>
 
 namespace parley::protocol {
@@ -276,6 +277,22 @@ shared_frame frame_of_json(std::string_view json) {
     if (!json.empty()) {
         std::memcpy(f.fill() + header, json.data(), json.size());
     }
+    return f;
+}
+
+shared_frame frame_of_json_around(std::string_view before, std::int64_t seq, std::string_view after) {
+    char digits[24];
+    const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, seq);
+    const std::size_t number = static_cast<std::size_t>(end - digits);
+    const std::size_t size = before.size() + number + after.size();
+    const std::size_t header = frame_header_size(size);
+    shared_frame f = shared_frame::allocate(header + size);
+    char* out = f.fill();
+    write_frame_header(f.fill(), opcode::text, size);
+    out += header;
+    std::memcpy(out, before.data(), before.size());
+    std::memcpy(out + before.size(), digits, number);
+    std::memcpy(out + before.size() + number, after.data(), after.size());
     return f;
 }
 

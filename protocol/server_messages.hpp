@@ -72,6 +72,8 @@ message_text_around_seq split_around_seq(const shared_frame& event);
 
 // A complete text frame around a server message's JSON text encoded elsewhere (another node).
 shared_frame frame_of_json(std::string_view json);
+// The same for JSON text encoded elsewhere without its seq: before, the seq's digits, after.
+shared_frame frame_of_json_around(std::string_view before, std::int64_t seq, std::string_view after);
 
 // seq: the message's place in the stored conversation of from and to; none when direct messages
 // are live only (no identities: auth.mode "none").

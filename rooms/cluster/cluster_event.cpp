@@ -44,7 +44,7 @@ bool known_type(char c) {
 
 }  // namespace
 
-std::optional<cluster_event> parse_event(std::string_view payload) {
+std::optional<cluster_event> parse_event(std::string_view payload, std::int64_t batch_seq) {
     cluster_event e;
     std::string_view type;
     if (!next_line(payload, type) || type.size() != 1 || !known_type(type[0]) || !next_line(payload, e.origin) ||
@@ -69,7 +69,18 @@ std::optional<cluster_event> parse_event(std::string_view payload) {
     std::string_view seq;
     std::string_view ts;
     if (!next_line(payload, seq) || !next_line(payload, ts) || !next_line(payload, e.ack) ||
-        !read_number(seq, e.seq) || !read_number(ts, e.ts) || e.seq <= 0 || e.room.empty()) {
+        !read_number(ts, e.ts) || e.room.empty()) {
+        return std::nullopt;
+    }
+    if (batch_seq > 0) {
+        // From a batch of says: the line holds where the seq's digits go into the JSON.
+        std::size_t at = 0;
+        if (!read_number(seq, at) || at > payload.size()) {
+            return std::nullopt;
+        }
+        e.seq = batch_seq;
+        e.seq_at = at;
+    } else if (!read_number(seq, e.seq) || e.seq <= 0) {
         return std::nullopt;
     }
     e.body = payload;

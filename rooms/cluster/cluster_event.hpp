@@ -42,25 +42,44 @@ struct cluster_event {
     std::int64_t seq = 0;
     std::int64_t ts = 0;
     std::string_view ack;  // ack ticket, empty when the sender wants none
+    // Messages of a batch of says: the body is the JSON without the seq's digits, which go at
+    // this offset; npos when the body holds them.
+    std::size_t seq_at = std::string_view::npos;
     // Stored dms only: the sending session on the origin node (format_session), which has its
     // copy already.
     std::string_view sender;
 };
 
 // Reads an event; nothing when the text is not one (another program publishing on the channel).
-std::optional<cluster_event> parse_event(std::string_view payload);
+// batch_seq: the seq a batch of says gave the event (for_each_published), whose text then holds
+// the seq's place in the JSON instead of the seq; 0 for any other event.
+std::optional<cluster_event> parse_event(std::string_view payload, std::int64_t batch_seq = 0);
 
-// One publication on the channel holds one event, or a batch of the messages one script call
-// stored ("B", then per event "\n", its length in decimal, "\n", the event). Calls f with each
-// event's text, in order; returns false when a batch is cut short or malformed (f has seen the
-// events before the fault).
+// One publication on the channel holds one event, or a batch:
+// - "B", then per event "\n", its length in decimal, "\n", the event (scripts::say);
+// - "S", the seqs of a batch of says separated by ",", then its events as in "B", each a
+//   message whose seq line holds the offset of the seq's digits in its JSON (scripts::says).
+// Calls f(event text, seq) for each, in order, with the seq an "S" batch gave it (else 0);
+// returns false when a batch is cut short or malformed (f has seen the events before the
+// fault).
 template <typename F>
 bool for_each_published(std::string_view payload, F&& f) {
-    if (payload.size() < 2 || payload[0] != 'B' || payload[1] != '\n') {
-        f(payload);
+    if (payload.size() < 2 || (payload[0] != 'B' && payload[0] != 'S')) {
+        f(payload, std::int64_t{0});
         return true;
     }
-    payload.remove_prefix(1);
+    const bool numbered = payload[0] == 'S';
+    std::string_view seqs;
+    if (numbered) {
+        const std::size_t end = payload.find('\n');
+        if (end == std::string_view::npos) {
+            return false;
+        }
+        seqs = payload.substr(1, end - 1);
+        payload.remove_prefix(end);
+    } else {
+        payload.remove_prefix(1);
+    }
     while (!payload.empty()) {
         if (payload[0] != '\n') {
             return false;
@@ -76,7 +95,24 @@ bool for_each_published(std::string_view payload, F&& f) {
             payload.size() - digits - 1 < length) {
             return false;
         }
-        f(payload.substr(digits + 1, length));
+        std::int64_t seq = 0;
+        if (numbered) {
+            // The next seq of the list, one per event.
+            const std::size_t comma = seqs.find(',');
+            const std::string_view number = seqs.substr(0, comma);
+            seq = 0;
+            for (const char c : number) {
+                if (c < '0' || c > '9' || seq > (INT64_MAX - 9) / 10) {
+                    return false;
+                }
+                seq = seq * 10 + (c - '0');
+            }
+            if (number.empty() || seq <= 0) {
+                return false;
+            }
+            seqs = comma == std::string_view::npos ? std::string_view() : seqs.substr(comma + 1);
+        }
+        f(payload.substr(digits + 1, length), seq);
         payload.remove_prefix(digits + 1 + length);
     }
     return true;

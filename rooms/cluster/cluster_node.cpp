@@ -240,11 +240,11 @@ void cluster_node::finish_sync_if_ready() {
     ++resyncs_;
     report(report_level::info, "node " + options_.node_id + " in sync with " + std::to_string(nodes_.size()) +
                                    " other node(s)");
-    std::vector<std::string> later = std::move(buffered_);
+    std::vector<std::pair<std::string, std::int64_t>> later = std::move(buffered_);
     buffered_.clear();
     snapshot_.reset();
-    for (const auto& payload : later) {
-        if (auto e = parse_event(payload)) {
+    for (const auto& [payload, batch_seq] : later) {
+        if (auto e = parse_event(payload, batch_seq)) {
             handle_event(*e);
         }
     }

@@ -198,6 +198,12 @@ private:
     // their order with the node's other events.
     void send_say(const pending_say& say, bool resend = false);
     void flush_says();
+    // One call for a run of plain says (scripts::says), or for events and says sent again
+    // (scripts::say, with resent[i] for part[i]).
+    void send_plain_says(const std::vector<const pending_say*>& part);
+    void send_general(const std::vector<const pending_say*>& part, const std::vector<bool>& resent);
+    // The answer to a batch: each message's part of it, to on_say_answer.
+    redis_callback answer_batch(std::vector<std::uint64_t> numbers);
     // Tells an event's sender that the cluster did not take it (unavailable, or
     // message_not_found for an edit or delete of a message deleted meanwhile).
     void refuse_event(const pending_say& event, protocol::error_code why);
@@ -210,11 +216,13 @@ private:
                          const std::function<void(claim_outcome)>& answer);
 
     // Events from the channel.
-    void on_event(std::string_view payload);
+    void on_event(std::string_view payload, std::int64_t batch_seq);
     void handle_event(const cluster_event& e);
     void handle_room_event(const cluster_event& e, const std::string& origin);
+    // seq_at: where seq's digits go into json, for a message of a batch of says (npos: json is whole).
     void apply_message(std::string_view room, std::int64_t seq, std::int64_t ts, std::string_view json,
-                       std::string_view origin, std::string_view ack, bool from_stream);
+                       std::string_view origin, std::string_view ack, bool from_stream,
+                       std::size_t seq_at = std::string_view::npos);
     void catch_up(const std::string& room, std::int64_t from_seq, std::int64_t to_seq);
     void rebase_room(const std::string& room, std::int64_t last_seq);
     void drain_queue(const std::string& room);
@@ -260,7 +268,8 @@ private:
     std::uint64_t sync_count_ = 0;
     bool marker_seen_ = false;
     std::optional<redis_reply> snapshot_;
-    std::vector<std::string> buffered_;  // channel events after the marker, before the snapshot applied
+    // Channel events after the marker, before the snapshot applied (with their batch's seq).
+    std::vector<std::pair<std::string, std::int64_t>> buffered_;
 
     std::set<std::string, std::less<>> owned_names_;
     std::uint64_t next_nonce_ = 0;

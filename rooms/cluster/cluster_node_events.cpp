@@ -46,15 +46,16 @@ room_event room_event_of(event_type type) {
 // ---- events from the channel ----
 
 void cluster_node::on_channel_message(std::string_view publication) {
-    const bool whole = for_each_published(publication, [this](std::string_view payload) { on_event(payload); });
+    const bool whole = for_each_published(
+        publication, [this](std::string_view payload, std::int64_t batch_seq) { on_event(payload, batch_seq); });
     if (!whole) {
         report(report_level::warn, "ignored the rest of a malformed batch of events on the channel");
     }
 }
 
-void cluster_node::on_event(std::string_view payload) {
+void cluster_node::on_event(std::string_view payload, std::int64_t batch_seq) {
     events_received_.fetch_add(1, std::memory_order_relaxed);
-    auto e = parse_event(payload);
+    auto e = parse_event(payload, batch_seq);
     if (!e) {
         report(report_level::debug, "ignored a message on the channel that is not an event");
         return;
@@ -64,7 +65,7 @@ void cluster_node::on_event(std::string_view payload) {
             marker_seen_ = true;
             finish_sync_if_ready();
         } else if (marker_seen_) {
-            buffered_.emplace_back(payload);  // newer than the snapshot being read
+            buffered_.emplace_back(std::string(payload), batch_seq);  // newer than the snapshot being read
         }
         return;  // older than the snapshot: it holds them
     }
@@ -75,7 +76,7 @@ void cluster_node::on_event(std::string_view payload) {
 
 void cluster_node::handle_event(const cluster_event& e) {
     if (e.type == event_type::message) {
-        apply_message(e.room, e.seq, e.ts, e.body, e.origin, e.ack, false);
+        apply_message(e.room, e.seq, e.ts, e.body, e.origin, e.ack, false, e.seq_at);
         return;
     }
     if (e.type == event_type::stored_dm) {
@@ -158,16 +159,25 @@ void cluster_node::handle_room_event(const cluster_event& e, const std::string& 
 }
 
 void cluster_node::apply_message(std::string_view room, std::int64_t seq, std::int64_t ts, std::string_view json,
-                                 std::string_view origin, std::string_view ack, bool from_stream) {
+                                 std::string_view origin, std::string_view ack, bool from_stream, std::size_t seq_at) {
     const std::string name(room);
+    // The whole JSON, for a message that waits (a batch of says left its seq out).
+    const auto whole_json = [&] {
+        if (seq_at == std::string_view::npos) {
+            return std::string(json);
+        }
+        return std::string(json.substr(0, seq_at)).append(std::to_string(seq)).append(json.substr(seq_at));
+    };
     if (!from_stream) {
         if (auto waiting = catching_up_.find(name); waiting != catching_up_.end()) {
-            waiting->second.push_back({seq, ts, std::string(json), std::string(origin), std::string(ack)});
+            waiting->second.push_back({seq, ts, whole_json(), std::string(origin), std::string(ack)});
             return;
         }
     }
     // One decode per node: the JSON becomes one frame for every member here.
-    shared_frame frame = protocol::frame_of_json(json);
+    shared_frame frame = seq_at == std::string_view::npos
+                             ? protocol::frame_of_json(json)
+                             : protocol::frame_of_json_around(json.substr(0, seq_at), seq, json.substr(seq_at));
     // The sender's ack, when the sender is here: one pointer, so the std::function holds it
     // without an allocation.
     struct ack_to_send {
@@ -188,7 +198,7 @@ void cluster_node::apply_message(std::string_view room, std::int64_t seq, std::i
     if (outcome == rooms::room::apply_outcome::gap) {
         // Messages before it never came (the node was catching up or lost some): fetch them
         // from the stream, then this one.
-        catching_up_[name].push_back({seq, ts, std::string(json), std::string(origin), std::string(ack)});
+        catching_up_[name].push_back({seq, ts, whole_json(), std::string(origin), std::string(ack)});
         catch_up(name, target->last_seq() + 1, seq - 1);
     }
 }

@@ -93,10 +93,13 @@ for m = 1, tonumber(ARGV[5]) do
   local said = ARGV[3] .. ':' .. ARGV[4] .. ':' .. number
   local result = nil
   if resend == '1' then
+    -- stored already, by this script (n) or by a batch of says (x holds it on its own line)?
+    local line = '\n' .. said .. '\n'
     for _, entry in ipairs(redis.call('XREVRANGE', log_key, '+', '-', 'COUNT', 1000)) do
       local fields = entry[2]
       for i = 1, #fields, 2 do
-        if fields[i] == 'n' and fields[i + 1] == said then result = 0 end
+        if (fields[i] == 'n' and fields[i + 1] == said) or
+           (fields[i] == 'x' and string.find(fields[i + 1], line, 1, true)) then result = 0 end
       end
     end
   end
@@ -146,6 +149,39 @@ elseif #published > 1 then
   redis.call('PUBLISH', ARGV[1], table.concat(parts))
 end
 return out
+)lua";
+
+// The fast path of says: a batch of plain says (no event, none sent again), which is what a busy
+// cluster sends. Per say it only stores (XADD); per room it numbers once (INCRBY) and trims the
+// stream once (XTRIM); the node did all the text work before.
+// KEYS: two per room of the batch: its seq counter, its stream.
+// ARGV: channel, stream length, the publication's events (as in a "B" batch without the "B": per
+// say "\n", length, "\n", the message event with the offset of the seq's digits in its JSON on
+// the seq's line), the room count R, then per room its name and its count of says, then per say
+// (grouped by room, in the rooms' order) its stream entry's x: "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n"
+// and the JSON without the seq's digits (stream_entries.hpp). Publishes "S", the seqs joined by
+// ",", and the events, once for the batch. Returns the seqs, in the says' order.
+inline constexpr std::string_view says = R"lua(
+local seqs = {}
+local rooms = tonumber(ARGV[4])
+local at = 5 + 2 * rooms
+local n = 0
+for r = 1, rooms do
+  local count = tonumber(ARGV[4 + 2 * r])
+  local seq = redis.call('INCRBY', KEYS[2 * r - 1], count) - count
+  if seq == 0 then redis.call('SADD', 'parley:rooms', ARGV[3 + 2 * r]) end
+  local log = KEYS[2 * r]
+  for i = 1, count do
+    seq = seq + 1
+    redis.call('XADD', log, seq .. '-1', 'x', ARGV[at])
+    at = at + 1
+    n = n + 1
+    seqs[n] = seq
+  end
+  redis.call('XTRIM', log, 'MAXLEN', '~', ARGV[2])
+end
+redis.call('PUBLISH', ARGV[1], 'S' .. table.concat(seqs, ',') .. ARGV[3])
+return seqs
 )lua";
 
 // KEYS: a room's stream, its revised set. ARGV: the lowest seq, the highest ('' for the newest),
@@ -317,6 +353,7 @@ for i = 1, #markers, 2 do
     local fields = newest[1][2]
     for j = 1, #fields, 2 do
       if fields[j] == 't' then ts = fields[j + 1] end
+      if fields[j] == 'x' then ts = string.match(fields[j + 1], '^%d+\n(%d+)') or ts end
     end
   end
   table.insert(out, field)
@@ -329,8 +366,8 @@ return out
 
 // Every script above: the transport loads them all (SCRIPT LOAD) on every connect, before the
 // node hears that Redis is up, so calls by SHA never meet a Redis that lacks one.
-inline constexpr std::array<std::string_view, 13> all = {claim_name, release_name, renew_names,  heartbeat, say,
+inline constexpr std::array<std::string_view, 14> all = {claim_name, release_name, renew_names,  heartbeat, say,
                                                          membership, register_node, snapshot,   depart,    dm,
-                                                         read_marker, conversations, read_log};
+                                                         read_marker, conversations, read_log, says};
 
 }  // namespace parley::cluster::scripts

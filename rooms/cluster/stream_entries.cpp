@@ -2,6 +2,31 @@
 
 namespace parley::cluster {
 
+namespace {
+
+// x: "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n" and the JSON without the seq's digits, which go at
+// OFFSET (the entry's id holds them). Leaves e's JSON empty when x is not that.
+void read_batched(std::string_view x, stream_entry& e) {
+    std::string_view lines[4];
+    for (std::string_view& line : lines) {
+        const std::size_t end = x.find('\n');
+        if (end == std::string_view::npos) {
+            return;
+        }
+        line = x.substr(0, end);
+        x.remove_prefix(end + 1);
+    }
+    std::size_t at = 0;
+    if (!parse_number(lines[0], at) || at > x.size() || !parse_number(lines[1], e.ts)) {
+        return;
+    }
+    e.ack = lines[2];
+    e.origin = lines[3].substr(0, lines[3].find(':'));
+    e.json.assign(x.substr(0, at)).append(std::to_string(e.seq)).append(x.substr(at));
+}
+
+}  // namespace
+
 std::vector<stream_entry> parse_stream(const redis_reply& reply) {
     std::vector<stream_entry> out;
     if (reply.type != redis_reply::kind::array) {
@@ -28,6 +53,8 @@ std::vector<stream_entry> parse_stream(const redis_reply& reply) {
                 e.origin = value.substr(0, value.find(':'));  // "NODE:RUN:NUMBER"; ids hold no ':'
             } else if (name == "a") {
                 e.ack = value;
+            } else if (name == "x") {
+                read_batched(value, e);
             }
         }
         if (!e.json.empty()) {

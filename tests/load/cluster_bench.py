@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The cluster figures of docs/cluster.md: fan-out through a three-node cluster against one node.
 
-Usage: tests/load/cluster_bench.py BUILD_DIR [PAIRS]
-BUILD_DIR is a Release build with parleyd and parley-load. Each pair runs one load twice,
+Usage: tests/load/cluster_bench.py BUILD_DIR [PAIRS [LOAD]]
+BUILD_DIR is a Release build with parleyd and parley-load; LOAD (a part of a load's name, e.g.
+"99 rooms") runs only the loads it names. Each pair runs one load twice,
 interleaved: once against a single parleyd (memory history), once against three parleyd nodes
 sharing a fresh redis-server. Every server process (the one node, or the three nodes and Redis)
 runs on core 0 with one worker each, parley-load on core 1, so both setups get the same CPU.
@@ -120,6 +121,7 @@ def main():
         sys.exit(__doc__)
     build = sys.argv[1]
     pairs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    only = sys.argv[3] if len(sys.argv) > 3 else ""
     loads = {
         "1 room x 999, window 8": ["fanout", "--connections", "999", "--rooms", "1", "--publishers", "1",
                                    "--window", "8", "--duration", "10"],
@@ -127,6 +129,8 @@ def main():
                                                    "--publishers", "99", "--window", "8", "--duration", "10"],
     }
     for name, args in loads.items():
+        if only not in name:
+            continue
         figures = {"single": [], "cluster": []}
         for i in range(pairs):
             for setup in ("single", "cluster") if i % 2 == 0 else ("cluster", "single"):

@@ -42,11 +42,16 @@ TEST(cluster_event, a_batch_gives_its_events_in_order_and_stops_at_a_fault) {
     const std::string one = message_event_head("a", "lobby", "ann") + "1\n5\n\n{}";
     const std::string two = format_event(event_type::join, "a", "lobby", "bob", "{}");
     std::vector<std::string> seen;
-    const auto collect = [&seen](std::string_view e) { seen.emplace_back(e); };
+    std::vector<std::int64_t> seqs;
+    const auto collect = [&seen, &seqs](std::string_view e, std::int64_t seq) {
+        seen.emplace_back(e);
+        seqs.push_back(seq);
+    };
     const std::string batch = "B\n" + std::to_string(one.size()) + "\n" + one + "\n" + std::to_string(two.size()) +
                               "\n" + two;
     EXPECT_TRUE(for_each_published(batch, collect));
     EXPECT_EQ(seen, (std::vector<std::string>{one, two}));
+    EXPECT_EQ(seqs, (std::vector<std::int64_t>{0, 0}));
 
     seen.clear();
     EXPECT_TRUE(for_each_published(two, collect));  // one event alone, as published unbatched
@@ -59,6 +64,41 @@ TEST(cluster_event, a_batch_gives_its_events_in_order_and_stops_at_a_fault) {
         EXPECT_FALSE(for_each_published(bad, collect)) << bad;
         EXPECT_LE(seen.size(), 1u);
     }
+}
+
+TEST(cluster_event, a_batch_of_says_gives_each_its_seq_spliced_into_its_json) {
+    // What scripts::says publishes: the seqs it gave, then each say with the place of its seq.
+    const std::string json_a = R"({"type":"message","room":"lobby","seq":,"ts":5})";
+    const std::string json_b = R"({"type":"message","room":"den","seq":})";
+    const auto place = [](const std::string& json) { return std::to_string(json.find("\"seq\":") + 6); };
+    const std::string a = message_event_head("n", "lobby", "ann") + place(json_a) + "\n5\n0.1.7\n" + json_a;
+    const std::string b = message_event_head("n", "den", "bob") + place(json_b) + "\n6\n\n" + json_b;
+    const std::string publication = "S41,9\n" + std::to_string(a.size()) + "\n" + a + "\n" +
+                                    std::to_string(b.size()) + "\n" + b;
+    std::vector<cluster_event> events;
+    std::vector<std::string> whole;
+    EXPECT_TRUE(for_each_published(publication, [&](std::string_view text, std::int64_t seq) {
+        auto e = parse_event(text, seq);
+        ASSERT_TRUE(e) << text;
+        whole.push_back(std::string(e->body.substr(0, e->seq_at)) + std::to_string(e->seq) +
+                        std::string(e->body.substr(e->seq_at)));
+        events.push_back(*e);
+    }));
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0].seq, 41);
+    EXPECT_EQ(events[0].ts, 5);
+    EXPECT_EQ(events[0].ack, "0.1.7");
+    EXPECT_EQ(events[1].seq, 9);
+    EXPECT_EQ(whole[0], R"({"type":"message","room":"lobby","seq":41,"ts":5})");
+    EXPECT_EQ(whole[1], R"({"type":"message","room":"den","seq":9})");
+    // Fewer seqs than events, a seq that is not a number, an offset past the JSON: refused.
+    const auto ignore = [](std::string_view, std::int64_t) {};
+    EXPECT_FALSE(for_each_published("S41\n" + std::to_string(a.size()) + "\n" + a + "\n" + std::to_string(b.size()) +
+                                        "\n" + b,
+                                    ignore));
+    EXPECT_FALSE(for_each_published("Sx\n" + std::to_string(a.size()) + "\n" + a, ignore));
+    const std::string far = message_event_head("n", "lobby", "ann") + "999\n5\n\n" + json_a;
+    EXPECT_FALSE(parse_event(far, 41).has_value());
 }
 
 TEST(cluster_event, ack_tickets_round_trip) {

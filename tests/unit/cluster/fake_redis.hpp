@@ -4,6 +4,7 @@
 // order, until the test answers it (with a reply, or nullopt for one lost with the connection).
 // Answers run on "the cluster's thread", which is the test's: queued, and run by run().
 
+#include "rooms/cluster/cluster_event.hpp"
 #include "rooms/cluster/cluster_scripts.hpp"
 #include "rooms/cluster/redis_link.hpp"
 
@@ -38,7 +39,7 @@ inline std::string script_name(std::string_view text) {
                          {scripts::register_node, "register_node"}, {scripts::snapshot, "snapshot"},
                          {scripts::depart, "depart"},           {scripts::dm, "dm"},
                          {scripts::read_marker, "read_marker"}, {scripts::conversations, "conversations"},
-                         {scripts::read_log, "read_log"}};
+                         {scripts::read_log, "read_log"},       {scripts::says, "says"}};
     for (const auto& s : all) {
         if (s.text == text) {
             return s.name;
@@ -60,6 +61,10 @@ public:
         std::string name = script_name(text);
         if (name == "say") {
             split_batch(keys, args, std::move(done));
+            return;
+        }
+        if (name == "says") {
+            split_plain_batch(keys, args, std::move(done));
             return;
         }
         if (name == "read_log") {
@@ -117,6 +122,88 @@ public:
     std::size_t say_batches = 0;  // calls of the say script (each holds one or more messages)
 
 private:
+    // What a batch's messages share: answered once every message is.
+    struct batch {
+        std::vector<std::optional<redis_reply>> replies;
+        std::size_t answered = 0;
+        redis_callback done;
+    };
+    static redis_callback answer_part(const std::shared_ptr<batch>& shared, std::size_t m) {
+        return [shared, m](std::optional<redis_reply> reply) {
+            shared->replies[m] = std::move(reply);
+            if (++shared->answered < shared->replies.size()) {
+                return;
+            }
+            std::vector<redis_reply> elements;
+            for (auto& r : shared->replies) {
+                if (!r || r->is_error()) {
+                    shared->done(std::move(r));
+                    return;
+                }
+                elements.push_back(std::move(*r));
+            }
+            redis_reply whole;
+            whole.type = redis_reply::kind::array;
+            whole.elements = std::move(elements);
+            shared->done(std::move(whole));
+        };
+    }
+
+    // A call of the says script (plain says, grouped by room): each say is kept as a "say" call
+    // laid out as split_batch lays one out (its keys: the room's seq counter and stream).
+    void split_plain_batch(std::span<const std::string_view> keys, std::span<const std::string_view> args,
+                           redis_callback done) {
+        ++say_batches;
+        std::vector<std::string> heads;
+        for_each_published("B" + std::string(args[2]), [&heads](std::string_view event, std::int64_t) {
+            std::size_t at = 0;
+            for (int line = 0; line < 4; ++line) {
+                at = event.find('\n', at) + 1;
+            }
+            heads.emplace_back(event.substr(0, at));
+        });
+        const std::size_t rooms = std::stoul(std::string(args[3]));
+        const std::size_t count = args.size() - 4 - 2 * rooms;
+        auto shared = std::make_shared<batch>();
+        shared->replies.resize(count);
+        shared->done = std::move(done);
+        std::size_t m = 0;
+        for (std::size_t room = 0; room < rooms; ++room) {
+            const std::size_t says = std::stoul(std::string(args[5 + 2 * room]));
+            for (std::size_t i = 0; i < says; ++i, ++m) {
+                // x: "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n" and the JSON without its seq
+                std::string_view x = args[4 + 2 * rooms + m];
+                std::string_view lines[4];
+                for (std::string_view& line : lines) {
+                    const std::size_t end = x.find('\n');
+                    line = x.substr(0, end);
+                    x.remove_prefix(end + 1);
+                }
+                const std::size_t offset = std::stoul(std::string(lines[0]));
+                const std::string_view said = lines[3];
+                const std::size_t colon = said.find(':');
+                const std::size_t colon2 = said.find(':', colon + 1);
+                std::vector<std::string> message = {std::string(args[0]),
+                                                    m < heads.size() ? heads[m] : std::string(),
+                                                    std::string(lines[1]),
+                                                    std::string(lines[2]),
+                                                    std::string(x.substr(0, offset)),
+                                                    std::string(x.substr(offset)),
+                                                    std::string(args[1]),
+                                                    std::string(args[4 + 2 * room]),
+                                                    std::string(said.substr(0, colon)),
+                                                    std::string(said.substr(colon + 1, colon2 - colon - 1)),
+                                                    std::string(said.substr(colon2 + 1)),
+                                                    "0"};
+                calls.push_back({"say",
+                                 {},
+                                 {std::string(keys[2 * room]), std::string(keys[2 * room + 1])},
+                                 std::move(message),
+                                 answer_part(shared, m)});
+            }
+        }
+    }
+
     // A call of the say script holds a batch of messages (cluster_scripts.hpp). Each message is
     // kept as a call of its own, "say", with its four keys and its arguments laid out as one
     // message's: channel, head, ts, ack, JSON before, JSON after, stream length, room, node,
@@ -126,11 +213,6 @@ private:
     void split_batch(std::span<const std::string_view> keys, std::span<const std::string_view> args,
                      redis_callback done) {
         ++say_batches;
-        struct batch {
-            std::vector<std::optional<redis_reply>> replies;
-            std::size_t answered = 0;
-            redis_callback done;
-        };
         const std::size_t count = std::stoul(std::string(args[4]));
         auto shared = std::make_shared<batch>();
         shared->replies.resize(count);
@@ -152,24 +234,7 @@ private:
             std::vector<std::string> message_keys(keys.begin() + static_cast<std::ptrdiff_t>(4 * m),
                                                   keys.begin() + static_cast<std::ptrdiff_t>(4 * m + 4));
             calls.push_back({"say", {}, std::move(message_keys), std::move(message),
-                             [shared, m](std::optional<redis_reply> reply) {
-                                 shared->replies[m] = std::move(reply);
-                                 if (++shared->answered < shared->replies.size()) {
-                                     return;
-                                 }
-                                 std::vector<redis_reply> elements;
-                                 for (auto& r : shared->replies) {
-                                     if (!r || r->is_error()) {
-                                         shared->done(std::move(r));
-                                         return;
-                                     }
-                                     elements.push_back(std::move(*r));
-                                 }
-                                 redis_reply whole;
-                                 whole.type = redis_reply::kind::array;
-                                 whole.elements = std::move(elements);
-                                 shared->done(std::move(whole));
-                             }});
+                             answer_part(shared, m)});
         }
     }
 

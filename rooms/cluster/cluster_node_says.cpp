@@ -1,0 +1,196 @@
+// The says half of the node: says and room events on their way to Redis, sent in batches (one
+// script call for what one pass of the cluster's loop gave), and their answers.
+
+#include "rooms/cluster/cluster_node.hpp"
+
+#include "protocol/error_code.hpp"
+#include "protocol/server_messages.hpp"
+#include "rooms/chat_session.hpp"
+#include "rooms/cluster/cluster_keys.hpp"
+#include "rooms/cluster/cluster_scripts.hpp"
+#include "rooms/session_task.hpp"
+
+#include <algorithm>
+#include <deque>
+
+namespace parley::cluster {
+
+namespace {
+
+// At most this many messages per script call: Redis runs a script alone, so one call must not
+// hold it long.
+constexpr std::size_t most_per_call = 256;
+
+}  // namespace
+
+void cluster_node::send_say(const pending_say& say, bool resend) {
+    in_flight_.push_back(say);
+    batch_.emplace_back(say.nonce, resend);
+    if (!flush_posted_) {
+        flush_posted_ = true;
+        link_.post([this] {
+            flush_posted_ = false;
+            flush_says();
+        });
+    }
+}
+
+void cluster_node::flush_says() {
+    while (!batch_.empty() && !stopped_) {
+        // The batch's says are the newest of in_flight_, in the same order (answers only remove
+        // older ones).
+        const std::size_t first = in_flight_.size() - std::min(in_flight_.size(), batch_.size());
+        // The longest run at the front that one call takes: plain says for the fast script, or
+        // events and says sent again for the general one.
+        const auto plain = [&](std::size_t i) {
+            const pending_say& say = in_flight_[first + i];
+            return !batch_[i].second && !say.event;
+        };
+        const bool fast = plain(0);
+        std::size_t count = 1;
+        while (count < batch_.size() && count < most_per_call && plain(count) == fast) {
+            ++count;
+        }
+        std::vector<const pending_say*> part;
+        part.reserve(count);
+        for (std::size_t i = 0; i < count; ++i) {
+            part.push_back(&in_flight_[first + i]);
+        }
+        std::vector<bool> resent;
+        for (std::size_t i = 0; i < count; ++i) {
+            resent.push_back(batch_[i].second);
+        }
+        batch_.erase(batch_.begin(), batch_.begin() + static_cast<std::ptrdiff_t>(count));
+        if (fast) {
+            send_plain_says(part);
+        } else {
+            send_general(part, resent);
+        }
+    }
+}
+
+void cluster_node::send_plain_says(const std::vector<const pending_say*>& part) {
+    // Grouped by room, each room's says in their order (the script numbers a room's says with
+    // one INCRBY). Says of different rooms need no order between them.
+    std::vector<std::string_view> rooms_named;
+    std::vector<std::vector<const pending_say*>> per_room;
+    for (const pending_say* say : part) {
+        const auto found = std::find(rooms_named.begin(), rooms_named.end(), say->room);
+        const auto room = static_cast<std::size_t>(found - rooms_named.begin());
+        if (room == rooms_named.size()) {
+            rooms_named.push_back(say->room);
+            per_room.emplace_back();
+        }
+        per_room[room].push_back(say);
+    }
+    // The arguments as views of strings that live until script() has copied them (a deque:
+    // its strings never move, so the views stay valid as it grows).
+    std::deque<std::string> owned;
+    std::vector<std::string_view> key_views;
+    std::vector<std::string_view> args = {keys::channel, owned.emplace_back(std::to_string(options_.stream_length)),
+                                          {}, owned.emplace_back(std::to_string(rooms_named.size()))};
+    std::string& events = owned.emplace_back();
+    std::vector<std::string_view> entries;
+    entries.reserve(part.size());
+    std::vector<std::uint64_t> numbers;
+    numbers.reserve(part.size());
+    const std::string said_prefix = options_.node_id + ":" + incarnation_ + ":";
+    for (std::size_t r = 0; r < rooms_named.size(); ++r) {
+        key_views.push_back(owned.emplace_back(keys::room_seq(rooms_named[r])));
+        key_views.push_back(owned.emplace_back(keys::room_stream(rooms_named[r])));
+        args.push_back(rooms_named[r]);
+        args.push_back(owned.emplace_back(std::to_string(per_room[r].size())));
+        for (const pending_say* say : per_room[r]) {
+            const std::string offset = std::to_string(say->json_before.size());
+            const std::string ts = std::to_string(say->ts);
+            std::string event = message_event_head(options_.node_id, say->room, say->from);
+            event.append(offset).append("\n").append(ts).append("\n").append(say->ack).append("\n");
+            event.append(say->json_before).append(say->json_after);
+            events.append("\n").append(std::to_string(event.size())).append("\n").append(event);
+            std::string& x = owned.emplace_back(offset);
+            x.append("\n").append(ts).append("\n").append(say->ack).append("\n").append(said_prefix);
+            x.append(std::to_string(say->nonce)).append("\n").append(say->json_before).append(say->json_after);
+            entries.push_back(x);
+            numbers.push_back(say->nonce);
+        }
+    }
+    args[2] = events;
+    args.insert(args.end(), entries.begin(), entries.end());
+    link_.script(scripts::says, key_views, args, answer_batch(std::move(numbers)));
+}
+
+void cluster_node::send_general(const std::vector<const pending_say*>& part, const std::vector<bool>& resent) {
+    std::deque<std::string> owned;
+    std::vector<std::string_view> key_views;
+    key_views.reserve(part.size() * 4);
+    std::vector<std::string_view> args = {keys::channel, {}, options_.node_id, incarnation_, {}};
+    args[1] = owned.emplace_back(std::to_string(options_.stream_length));
+    args[4] = owned.emplace_back(std::to_string(part.size()));
+    std::vector<std::uint64_t> numbers;
+    numbers.reserve(part.size());
+    for (std::size_t i = 0; i < part.size(); ++i) {
+        const pending_say& say = *part[i];
+        numbers.push_back(say.nonce);
+        for (std::string k : {keys::room_seq(say.room), keys::room_stream(say.room), keys::room_settings(say.room),
+                              keys::room_revised(say.room)}) {
+            key_views.push_back(owned.emplace_back(std::move(k)));
+        }
+        const std::string_view head = owned.emplace_back(message_event_head(options_.node_id, say.room, say.from));
+        const std::string_view ts = owned.emplace_back(std::to_string(say.ts));
+        const std::string_view number = owned.emplace_back(std::to_string(say.nonce));
+        args.insert(args.end(),
+                    {head, ts, say.ack, say.json_before, say.json_after, say.room, number, resent[i] ? "1" : "0"});
+        if (say.event) {
+            args.insert(args.end(), say.event_args.begin(), say.event_args.end());
+        } else {
+            args.insert(args.end(), {"0", "0", "0"});
+        }
+    }
+    link_.script(scripts::say, key_views, args, answer_batch(std::move(numbers)));
+}
+
+redis_callback cluster_node::answer_batch(std::vector<std::uint64_t> numbers) {
+    return [this, numbers = std::move(numbers)](std::optional<redis_reply> reply) {
+        for (std::size_t i = 0; i < numbers.size(); ++i) {
+            if (!reply || reply->is_error()) {
+                on_say_answer(numbers[i], reply);
+            } else if (reply->is_array() && i < reply->elements.size()) {
+                on_say_answer(numbers[i], std::move(reply->elements[i]));
+            } else {
+                on_say_answer(numbers[i],
+                              redis_reply{redis_reply::kind::error, 0, "the say script gave no answer for it", {}});
+            }
+        }
+    };
+}
+
+void cluster_node::on_say_answer(std::uint64_t nonce, std::optional<redis_reply> reply) {
+    auto it = std::find_if(in_flight_.begin(), in_flight_.end(), [nonce](const pending_say& p) { return p.nonce == nonce; });
+    if (it == in_flight_.end()) {
+        return;
+    }
+    if (!reply) {
+        unanswered_.push_back(std::move(*it));  // sent again on return
+    } else if (reply->is_integer() && reply->integer < 0) {
+        // An edit or delete whose message was deleted before its turn.
+        refuse_event(*it, protocol::error_code::message_not_found);
+    } else if (reply->is_error()) {
+        report(report_level::error, "a message to room '" + it->room + "' was refused by redis: " + reply->text);
+        // Told with or without an id: a say that went nowhere is never lost in silence. (A say
+        // kept while detached was delivered here then; only the shared history lacks it.)
+        if (it->event) {
+            refuse_event(*it, protocol::error_code::unavailable);
+        } else if (it->from_session) {
+            auto refused = protocol::encode_error(protocol::error_code::unavailable,
+                                                  "the message could not be stored by the cluster", it->ack_id);
+            rooms::post_to_session(*hub_, it->sender,
+                                   [refused](rooms::chat_session& s) { s.output().send(refused); });
+        }
+    } else {
+        messages_sequenced_.fetch_add(1, std::memory_order_relaxed);
+    }
+    in_flight_.erase(it);
+}
+
+
+}  // namespace parley::cluster

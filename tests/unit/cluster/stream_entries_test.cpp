@@ -1,0 +1,58 @@
+// A room's stream entries read back in both layouts the scripts write (stream_entries.hpp).
+
+#include "rooms/cluster/stream_entries.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace parley::cluster {
+namespace {
+
+redis_reply text(std::string t) {
+    redis_reply r;
+    r.type = redis_reply::kind::string;
+    r.text = std::move(t);
+    return r;
+}
+
+redis_reply entry(std::string id, const std::vector<std::string>& fields) {
+    redis_reply values;
+    values.type = redis_reply::kind::array;
+    for (const auto& f : fields) {
+        values.elements.push_back(text(f));
+    }
+    redis_reply e;
+    e.type = redis_reply::kind::array;
+    e.elements = {text(std::move(id)), std::move(values)};
+    return e;
+}
+
+TEST(stream_entries, both_layouts_read_back_alike) {
+    const std::string before = R"({"type":"message","room":"lobby","seq":)";
+    redis_reply reply;
+    reply.type = redis_reply::kind::array;
+    // A say stored by scripts::say: the whole JSON.
+    reply.elements.push_back(entry("6-1", {"j", before + "6}", "t", "1700", "a", "0.1.2", "n", "node-a:run:9"}));
+    // One stored by a batch of says: the JSON without the seq's digits, and where they go.
+    reply.elements.push_back(
+        entry("7-1", {"x", std::to_string(before.size()) + "\n1701\n0.1.3\nnode-b:run:10\n" + before + "}"}));
+    // Not a message: left out.
+    reply.elements.push_back(entry("8-1", {"x", "nonsense"}));
+    const auto entries = parse_stream(reply);
+    ASSERT_EQ(entries.size(), 2u);
+    EXPECT_EQ(entries[0].seq, 6);
+    EXPECT_EQ(entries[0].json, before + "6}");
+    EXPECT_EQ(entries[0].ts, 1700);
+    EXPECT_EQ(entries[0].ack, "0.1.2");
+    EXPECT_EQ(entries[0].origin, "node-a");
+    EXPECT_EQ(entries[1].seq, 7);
+    EXPECT_EQ(entries[1].json, before + "7}");
+    EXPECT_EQ(entries[1].ts, 1701);
+    EXPECT_EQ(entries[1].ack, "0.1.3");
+    EXPECT_EQ(entries[1].origin, "node-b");
+}
+
+}  // namespace
+}  // namespace parley::cluster
