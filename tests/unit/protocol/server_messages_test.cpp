@@ -295,3 +295,26 @@ TEST(server_messages, negative_and_extreme_integers) {
 
 }  // namespace
 }  // namespace parley::protocol
+
+namespace parley::protocol {
+namespace {
+
+TEST(server_messages, a_frame_around_a_seq_is_the_frame_of_the_whole_json) {
+    // A message as another node sent it, its seq's digits left out: spliced into one frame, it is
+    // byte for byte the frame of the complete text (headers of every length class included).
+    for (const std::size_t text_size : {std::size_t{10}, std::size_t{200}, std::size_t{70000}}) {
+        const auto around = encode_message_around_seq("lobby", "ann", std::string(text_size, 'x'), 1700);
+        for (const std::int64_t seq : {std::int64_t{1}, std::int64_t{42}, std::int64_t{9007199254740993}}) {
+            const shared_frame spliced = frame_of_json_around(around.before, seq, around.after);
+            const shared_frame whole = frame_of_json(around.before + std::to_string(seq) + around.after);
+            EXPECT_EQ(spliced.view(), whole.view()) << text_size << " " << seq;
+            // The same message a single node sends (its fields in another order).
+            EXPECT_EQ(nlohmann::json::parse(frame_payload(spliced.view())),
+                      nlohmann::json::parse(
+                          frame_payload(encode_message("lobby", "ann", std::string(text_size, 'x'), seq, 1700).view())));
+        }
+    }
+}
+
+}  // namespace
+}  // namespace parley::protocol
