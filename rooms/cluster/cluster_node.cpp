@@ -131,7 +131,7 @@ void cluster_node::begin_sync() {
     unanswered_.clear();
     std::sort(again.begin(), again.end(), [](const auto& a, const auto& b) { return a.nonce < b.nonce; });
     for (auto& say : again) {
-        send_say(say, true);
+        send_say(std::move(say), true);
     }
     // Stored dms likewise (the dm script remembers them too); their senders wait for the answer.
     std::vector<pending_dm> dms_again = std::move(dms_unanswered_);
@@ -142,7 +142,7 @@ void cluster_node::begin_sync() {
     }
     for (auto& say : kept_) {
         say.nonce = ++next_nonce_;
-        send_say(say);
+        send_say(std::move(say));
     }
     kept_.clear();
     renew_names();

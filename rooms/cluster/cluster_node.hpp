@@ -196,7 +196,7 @@ private:
     // Says and events are sent in batches: every one given in a pass of the cluster's loop goes
     // in one script call at its end (flush_says), or before any other command, which keeps
     // their order with the node's other events.
-    void send_say(const pending_say& say, bool resend = false);
+    void send_say(pending_say&& say, bool resend = false);
     void flush_says();
     // One call for a run of plain says (scripts::says), or for events and says sent again
     // (scripts::say, with resent[i] for part[i]).

@@ -100,7 +100,7 @@ void cluster_node::submit_say(std::string_view room, std::string_view from, std:
             return;
         }
         say.nonce = ++next_nonce_;
-        send_say(say);
+        send_say(std::move(say));
     });
 }
 
@@ -131,7 +131,7 @@ void cluster_node::submit_event(numbered_event e, registry::session_handle sende
             return;
         }
         event.nonce = ++next_nonce_;
-        send_say(event);
+        send_say(std::move(event));
     });
 }
 
@@ -155,7 +155,7 @@ void cluster_node::keep_for_cluster(std::string_view room, std::string_view from
     run([this, say = std::move(say)]() mutable {
         if (phase_ != phase::down) {
             say.nonce = ++next_nonce_;
-            send_say(say);
+            send_say(std::move(say));
         } else {
             kept_.push_back(std::move(say));
         }

@@ -23,9 +23,9 @@ constexpr std::size_t most_per_call = 256;
 
 }  // namespace
 
-void cluster_node::send_say(const pending_say& say, bool resend) {
-    in_flight_.push_back(say);
+void cluster_node::send_say(pending_say&& say, bool resend) {
     batch_.emplace_back(say.nonce, resend);
+    in_flight_.push_back(std::move(say));
     if (!flush_posted_) {
         flush_posted_ = true;
         link_.post([this] {
