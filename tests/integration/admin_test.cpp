@@ -192,6 +192,8 @@ TEST_F(AdminModerationTest, ABanMuteRoleAndTopicFromTheApiTakeEffectAndAreAudite
     EXPECT_EQ(join_room(olivia, "quiet").value("mutes", json::array()).size(), 1u) << "a mute before anyone joined";
     expect_error_reply(olivia, {{"type", "say"}, {"room", "quiet"}, {"text", "hi"}, {"id", "s"}}, "muted");
 
+    // The audit line reaches the test through the daemon's output pipe, which may lag the reply.
+    ASSERT_TRUE(daemon_->wait_for_line(R"(admin audit: {"action":"mute")", 0)) << daemon_->tail();
     const std::vector<std::string> lines = audit_lines();
     ASSERT_EQ(lines.size(), 4u);
     EXPECT_NE(lines[1].find(R"("action":"ban")"), std::string::npos) << lines[1];
@@ -217,6 +219,7 @@ TEST_F(AdminModerationTest, TheApiDeletesAnyMessageLeavingATombstone) {
         << "deleted already";
     EXPECT_EQ(request("POST", "/admin/moderate", json{{"room", "nowhere"}, {"action", "delete"}, {"seq", 1}}.dump()).status,
               404);
+    ASSERT_TRUE(daemon_->wait_for_line(R"(admin audit: {"action":"delete")", 0)) << daemon_->tail();
     const std::vector<std::string> lines = audit_lines();
     ASSERT_EQ(lines.size(), 1u);
     EXPECT_NE(lines[0].find(R"("seq":)" + std::to_string(seq)), std::string::npos) << lines[0];
