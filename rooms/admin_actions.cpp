@@ -78,7 +78,7 @@ void remove_from_room(chat_hub& hub, const std::shared_ptr<room>& r, std::string
 }
 
 room::moderation_outcome moderate_as_admin(chat_hub& hub, std::string_view room_name,
-                                           room::moderation_request request) {
+                                           room::moderation_request request, bool needs_feed) {
     request.as_admin = true;
     cluster_link* cluster = hub.cluster();
     if (cluster != nullptr && !cluster->sequencing()) {
@@ -87,7 +87,9 @@ room::moderation_outcome moderate_as_admin(chat_hub& hub, std::string_view room_
     room::moderation_outcome outcome = room::moderation_outcome::gone;
     const std::int64_t now = unix_millis();
     std::shared_ptr<room> target = hub.rooms().with_room(room_name, [&](room& r) {
-        if (cluster != nullptr) {
+        if (cluster != nullptr && needs_feed && !r.fed()) {
+            outcome = room::moderation_outcome::not_fed;
+        } else if (cluster != nullptr) {
             // Numbered by the cluster; every node makes the change when the event arrives.
             outcome = r.check_moderation(request);
             if (outcome == room::moderation_outcome::done) {
@@ -112,7 +114,7 @@ room::moderation_outcome moderate_as_admin(chat_hub& hub, std::string_view room_
     return outcome;
 }
 
-room::change_outcome delete_as_admin(chat_hub& hub, std::string_view room_name, std::int64_t seq) {
+room::change_outcome delete_as_admin(chat_hub& hub, std::string_view room_name, std::int64_t seq, bool needs_feed) {
     room::change_request request;
     request.actor = "@admin";
     request.seq = seq;
@@ -126,7 +128,9 @@ room::change_outcome delete_as_admin(chat_hub& hub, std::string_view room_name, 
     hub.rooms().with_room(
         room_name,
         [&](room& r) {
-            if (cluster != nullptr) {
+            if (cluster != nullptr && needs_feed && !r.fed()) {
+                outcome = room::change_outcome::not_fed;
+            } else if (cluster != nullptr) {
                 outcome = r.check_change(request, now);
                 if (outcome == room::change_outcome::done) {
                     cluster->submit_event(r.cluster_event(request, now), registry::session_handle{}, {});

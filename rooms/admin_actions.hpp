@@ -48,12 +48,16 @@ void remove_from_room(chat_hub& hub, const std::shared_ptr<room>& r, std::string
 // request.actor names the administrator in the event). The room is made when it does not exist
 // (a ban or a topic may come before anyone joins) and closes again if nobody is in it. A kicked
 // or banned user's sessions leave the room.
+// needs_feed: in a cluster, a room this node does not feed is not acted on (not_fed): what it
+// holds may be stale; the caller has the cluster feed it (cluster_link::open_room) first.
 room::moderation_outcome moderate_as_admin(chat_hub& hub, std::string_view room_name,
-                                           room::moderation_request request);
+                                           room::moderation_request request, bool needs_feed = false);
 
 // Deletes message seq of room as the administrator (room::change_message); gone when no such
 // room exists.
-room::change_outcome delete_as_admin(chat_hub& hub, std::string_view room_name, std::int64_t seq);
+// needs_feed as for moderate_as_admin.
+room::change_outcome delete_as_admin(chat_hub& hub, std::string_view room_name, std::int64_t seq,
+                                     bool needs_feed = false);
 
 // Every member leaves room (each gets `left` and a system line with the reason); a room not
 // declared in the configuration then disappears. Returns the members it had, or nullopt when no

@@ -32,6 +32,15 @@ void chat_session::on_text(std::string_view message) {
     if (ended_) {
         return;
     }
+    if (held_) {
+        // A join waits: handled once it is answered.
+        if (held_->size() >= max_held) {
+            fail(error_code::rate_limited, "too many requests while a join waits for the cluster", {});
+            return;
+        }
+        held_->emplace_back(message);
+        return;
+    }
     worker_.counters().messages_received.add();
     // The worker's reused parse result, given back however this handler returns.
     struct borrowed {
@@ -292,7 +301,7 @@ std::vector<chat_session::membership>::iterator chat_session::room_of(const requ
     return it;
 }
 
-void chat_session::on_join(request& req) {
+void chat_session::on_join(request& req, bool retried) {
     const auto& s = worker_.settings();
     if (!protocol::valid_room_name(req.room)) {
         fail(error_code::invalid_name, protocol::room_name_rule(), req.id);
@@ -329,11 +338,20 @@ void chat_session::on_join(request& req) {
                                      result.recovered, req.id, &result.standing));
         return;
     }
+    // In a cluster that numbers the room's messages, the room must be fed here first: its
+    // bans, history and seq are the cluster's, not what this node last heard. A join retried
+    // after the cluster fed the room (jr.needs_feed off) takes it as it is then.
+    jr.needs_feed = cluster != nullptr && cluster->sequencing() && !retried;
     room::join_result result;
     auto target = worker_.hub().rooms().with_room(req.room, [&](room& r) {
         result = r.join(jr);
         return result.outcome != room::join_result::status::gone;
     });
+    if (result.outcome == room::join_result::status::not_fed) {
+        target->close_if_unused();
+        open_then_join(std::move(req));
+        return;
+    }
     if (result.outcome == room::join_result::status::full) {
         fail(error_code::room_full, "the room '" + req.room + "' is full", req.id);
         return;
@@ -353,6 +371,33 @@ void chat_session::on_join(request& req) {
         cluster->submit_event(target->ownership_event(user_, unix_millis()), handle_, {});
     }
     rooms_.push_back({std::move(target), 0});
+}
+
+void chat_session::open_then_join(request req) {
+    held_ = std::make_unique<std::vector<std::string>>();
+    const std::string room_name = req.room;
+    worker_.hub().cluster()->open_room(
+        room_name, [hub = &worker_.hub(), who = handle_, req = std::move(req)](bool) mutable {
+            post_to_session(*hub, who, [req = std::move(req)](chat_session& s) mutable {
+                // Fed, or the cluster cannot feed it now (then the room is served here alone):
+                // either way the join goes ahead without waiting again.
+                std::unique_ptr<std::vector<std::string>> held = std::move(s.held_);
+                s.on_join(req, true);
+                s.release_held(std::move(held));
+            });
+        });
+}
+
+void chat_session::release_held(std::unique_ptr<std::vector<std::string>> held) {
+    for (std::size_t i = 0; i < held->size(); ++i) {
+        if (held_) {
+            // Another join waits: the rest stay behind it, in order.
+            held_->insert(held_->begin(), std::make_move_iterator(held->begin() + static_cast<std::ptrdiff_t>(i)),
+                          std::make_move_iterator(held->end()));
+            return;
+        }
+        on_text((*held)[i]);
+    }
 }
 
 void chat_session::leave_room(std::vector<membership>::iterator it, bool disconnected) {

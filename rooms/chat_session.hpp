@@ -70,7 +70,14 @@ private:
 
     void dispatch(request& req);
     void on_login(request& req);
-    void on_join(request& req);
+    // retried: a join the cluster was asked to feed the room for (open_then_join), which
+    // goes ahead as the room is now.
+    void on_join(request& req, bool retried = false);
+    // A join whose room the cluster must feed here first (room::join_request::needs_feed):
+    // later requests wait in held_ until it is answered, so they keep their order.
+    void open_then_join(request req);
+    // The requests held while a join waited, in order, until one waits again.
+    void release_held(std::unique_ptr<std::vector<std::string>> held);
     void on_leave(request& req);
     void on_say(request& req);
     void on_dm(request& req);
@@ -154,12 +161,21 @@ private:
     static std::uint64_t steady_micros();
     std::uint64_t refilled_us_;
     float tokens_;
-    std::uint32_t rejected_in_a_row_ = 0;
-    bool ended_ = false;
+    // Bit fields, so that the counter and the flags share one word (every session pays for its
+    // size). The counter needs no more than the largest allowed strike limit (10^6).
+    std::uint32_t rejected_in_a_row_ : 24 = 0;
+    std::uint32_t ended_ : 1 = 0;
     // A login waits for the cluster (to grant the name, then, in token mode, for the user's
     // conversations); user_ holds the name meanwhile.
-    bool claiming_ = false;
-    bool markers_attached_ = false;  // user_'s read markers are held for this session
+    std::uint32_t claiming_ : 1 = 0;
+    std::uint32_t markers_attached_ : 1 = 0;  // user_'s read markers are held for this session
+    // While a join waits for the cluster to feed its room (open_then_join), the requests that
+    // come meanwhile are kept, at most max_held of them (more is a client that does not wait for
+    // answers: refused as rate_limited).
+    // Set (an empty list at first) exactly while a join waits; behind a pointer, since every
+    // session pays for what it holds.
+    std::unique_ptr<std::vector<std::string>> held_;
+    static constexpr std::size_t max_held = 64;
 };
 
 }  // namespace parley::rooms

@@ -136,6 +136,7 @@ void chat_session::on_moderate(request& req) {
              req.id);
         return;
     case room::moderation_outcome::unavailable:
+    case room::moderation_outcome::not_fed:  // the admin API's only
     case room::moderation_outcome::gone:
         fail(error_code::not_in_room, "the room '" + target_room.name() + "' was closed", req.id);
         return;
@@ -210,6 +211,7 @@ void chat_session::on_change_message(request& req) {
         fail(error_code::forbidden, "only its author, a moderator or an owner deletes " + where, req.id);
         return;
     case room::change_outcome::unavailable:
+    case room::change_outcome::not_fed:  // the admin API's only
     case room::change_outcome::gone:
         fail(error_code::not_in_room, "the room '" + target_room.name() + "' was closed", req.id);
         return;

@@ -17,7 +17,9 @@ namespace parley::rooms {
 // How the node stands in its cluster, for /healthz and /metrics.
 struct cluster_health {
     bool degraded = true;                  // Redis unreachable, or the node not in sync yet
-    std::uint64_t events_received = 0;     // events read from the cluster's channel
+    std::uint64_t events_received = 0;     // events read from the cluster's channels
+    std::uint64_t messages_received = 0;   // of them, room messages (says and numbered events)
+    std::uint64_t rooms_fed = 0;           // rooms whose channel this node is subscribed to
     std::uint64_t messages_sequenced = 0;  // says of this node's users numbered by the cluster
     std::uint64_t resyncs = 0;             // times the node read the cluster's state (first join included)
     std::uint64_t names_lost = 0;          // names another node took while this one was cut off
@@ -102,6 +104,15 @@ public:
         std::optional<std::string> only_if_stored;
     };
     virtual void submit_event(numbered_event event, registry::session_handle sender, std::string_view ack_id) = 0;
+    // A node receives the messages of the rooms it feeds only: those where it has members (and
+    // for a while after the last one left). Before a join into a room that is not fed here
+    // (room::join_request::needs_feed), the session asks the cluster to feed it: the node
+    // subscribes to the room's messages and catches the room up (history, seq, settings), then
+    // marks it fed (room::set_fed). done runs once, on the cluster's thread: true when the room
+    // is fed, false when the cluster cannot feed it now (unreachable: the room is served by this
+    // node alone until it returns). The caller posts what follows to its own worker.
+    virtual void open_room(std::string_view room, std::function<void(bool fed)> done) = 0;
+
     // False while the cluster is unreachable: says are served by this node alone (say_here).
     virtual bool sequencing() const = 0;
     // While unreachable: the epoch this node's rooms continue in (a room's seqs from now on are

@@ -50,6 +50,25 @@ void room::note_care_locked() {
     needs_care_.store(moderation_.has_timed() || moderation_.slow_mode_s() > 0, std::memory_order_relaxed);
 }
 
+void room::set_fed(bool fed) {
+    std::lock_guard lock(mutex_);
+    fed_ = fed;
+}
+
+bool room::fed() const {
+    std::lock_guard lock(mutex_);
+    return fed_;
+}
+
+bool room::stop_feed_if_unused() {
+    std::lock_guard lock(mutex_);
+    if (!members_.empty()) {
+        return false;
+    }
+    fed_ = false;
+    return true;
+}
+
 void room::set_identities(bool identities) {
     std::lock_guard lock(mutex_);
     identities_ = identities;
@@ -60,6 +79,10 @@ room::join_result room::join(const join_request& request) {
     std::lock_guard lock(mutex_);
     if (closed_) {
         return result;  // gone
+    }
+    if (request.needs_feed && !fed_) {
+        result.outcome = join_result::status::not_fed;
+        return result;
     }
     if (identities_ && moderation_.has_bans() && moderation_.ban_of(request.user, unix_millis()) != nullptr) {
         result.outcome = join_result::status::banned;

@@ -51,7 +51,8 @@ public:
     std::size_t member_count() const { return member_count_.load(std::memory_order_relaxed); }
 
     struct join_result {
-        enum class status { joined, full, banned, gone } outcome = status::gone;
+        // not_fed: join_request::needs_feed and the room is not fed here (nothing changed).
+        enum class status { joined, full, banned, gone, not_fed } outcome = status::gone;
         std::int64_t epoch = 0;
         std::vector<std::string> members;
         std::vector<protocol::shared_frame> history;
@@ -77,6 +78,9 @@ public:
         bool ownership_by_cluster = false;
         // Token mode: the role the user's token claims in this room (member: none).
         room_role claimed_role = room_role::member;
+        // In a cluster: join only a room that is fed here (see set_fed), else answer not_fed, so
+        // the session has the cluster feed it first (cluster_link::open_room).
+        bool needs_feed = false;
     };
     // Adds the member and tells the others (presence join). `gone` means the room was closed
     // concurrently: look it up again.
@@ -136,7 +140,10 @@ public:
         bool as_admin = false;
     };
     // unavailable: only from moderate_as_admin, a cluster that cannot take it now.
-    enum class moderation_outcome { done, forbidden, not_a_member, unchanged, last_owner, too_many, gone, unavailable };
+    // not_fed: only from moderate_as_admin, a cluster's room not fed on this node.
+    enum class moderation_outcome {
+        done, forbidden, not_a_member, unchanged, last_owner, too_many, gone, unavailable, not_fed
+    };
     // A room keeps at most this many bans, mutes and roles of its own (memory and store bounded).
     static constexpr std::size_t max_settings = 10000;
     // Checks the actor's role and applies the action. When done, the action is an event in the
@@ -177,7 +184,8 @@ public:
         bool as_admin = false;                 // the admin API deletes any message
     };
     // unavailable: only from delete_as_admin, a cluster that cannot take it now.
-    enum class change_outcome { done, not_found, not_author, too_late, forbidden, gone, unavailable };
+    // not_fed: only from delete_as_admin, as moderation_outcome's.
+    enum class change_outcome { done, not_found, not_author, too_late, forbidden, gone, unavailable, not_fed };
     // Edits or deletes a message the room's memory holds (its newest messages): the stored copy is
     // replaced (history_store rewrites it, so deleted text leaves storage), and the change is an
     // event in the room's sequence (`edited` or `deleted`, the actor's `ack` first). A delete
@@ -210,6 +218,14 @@ public:
     enum class apply_outcome { applied, duplicate, gap, gone };
     apply_outcome apply_message(std::int64_t seq, std::int64_t ts, const protocol::shared_frame& frame,
                                 bool allow_gap = false, const std::function<void()>& before_fanout = {});
+    // In a cluster: whether the cluster's messages for this room reach this node and its log
+    // and settings are caught up with them (its channel is subscribed), so a join may be answered
+    // from what the room holds. Set by the cluster's thread when it has fed the room; cleared
+    // when the node stops feeding it, which it may do only while nobody here is in the room
+    // (stop_feed_if_unused: checked and cleared under the lock that joins take).
+    void set_fed(bool fed);
+    bool fed() const;
+    bool stop_feed_if_unused();
     // The log's last seq, read under the lock.
     std::int64_t last_seq() const;
     // Epoch and last seq of the log, together.
@@ -323,6 +339,7 @@ private:
     bool closed_ = false;      // removed from the directory: joiners must look again
     bool permanent_;           // declared in the configuration
     bool identities_;          // names are identities: roles, bans and mutes apply
+    bool fed_ = false;         // set_fed
     std::string configured_topic_;
     std::optional<std::string> own_topic_;  // set by set_topic (stored); wins over the configuration's
     room_moderation moderation_;  // under mutex_

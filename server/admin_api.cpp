@@ -147,7 +147,8 @@ admin_reply close_room(const json& body, rooms::chat_hub& hub) {
 }  // namespace
 
 admin_reply handle_admin(http::verb method, std::string_view path, std::string_view authorization,
-                         std::string_view body, rooms::chat_hub& hub, const config::settings& settings) {
+                         std::string_view body, rooms::chat_hub& hub, const config::settings& settings,
+                         bool room_fed) {
     if (settings.admin_token.empty()) {
         return error_reply(http::status::not_found, "not found");
     }
@@ -207,7 +208,7 @@ admin_reply handle_admin(http::verb method, std::string_view path, std::string_v
         return announce(*parsed, hub, settings);
     }
     if (path == "/admin/moderate") {
-        return moderate_from_admin(*parsed, hub);
+        return moderate_from_admin(*parsed, hub, room_fed);
     }
     return close_room(*parsed, hub);
 }

@@ -33,10 +33,16 @@ struct admin_reply {
     std::string body;         // JSON
     std::string_view allow;   // for 405: the method the path takes
     bool challenge = false;   // for 401: send WWW-Authenticate
+    // In a cluster: a room this node must feed (cluster_link::open_room) before the request can
+    // be answered from what it holds; the caller has the cluster feed it, then asks again with
+    // room_fed set. Empty otherwise.
+    std::string wait_for_room;
 };
 
-// path: the request path, starting with "/admin".
+// path: the request path, starting with "/admin". room_fed: asked again after the cluster fed
+// the room that admin_reply::wait_for_room named (then it is not waited for again).
 admin_reply handle_admin(boost::beast::http::verb method, std::string_view path, std::string_view authorization,
-                         std::string_view body, rooms::chat_hub& hub, const config::settings& settings);
+                         std::string_view body, rooms::chat_hub& hub, const config::settings& settings,
+                         bool room_fed = false);
 
 }  // namespace parley::server

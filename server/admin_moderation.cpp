@@ -94,7 +94,7 @@ admin_reply done(const std::string& room, const std::string& action) {
     return reply;
 }
 
-admin_reply delete_from_admin(const json& body, const std::string& room, rooms::chat_hub& hub) {
+admin_reply delete_from_admin(const json& body, const std::string& room, rooms::chat_hub& hub, bool room_fed) {
     admin_reply failure;
     std::optional<std::int64_t> seq;
     if (!number_of(body, "seq", 1, std::numeric_limits<std::int64_t>::max(), seq, failure)) {
@@ -104,8 +104,13 @@ admin_reply delete_from_admin(const json& body, const std::string& room, rooms::
         return refuse(http::status::bad_request, "field 'seq' is required for delete");
     }
     using outcome = rooms::room::change_outcome;
-    switch (rooms::delete_as_admin(hub, room, *seq)) {
+    switch (rooms::delete_as_admin(hub, room, *seq, !room_fed)) {
     case outcome::done: break;
+    case outcome::not_fed: {
+        admin_reply wait;
+        wait.wait_for_room = room;
+        return wait;
+    }
     case outcome::gone: return refuse(http::status::not_found, "no room '" + room + "' exists");
     case outcome::unavailable:
         return refuse(http::status::service_unavailable, "the cluster cannot take it just now; try again");
@@ -119,7 +124,7 @@ admin_reply delete_from_admin(const json& body, const std::string& room, rooms::
 
 }  // namespace
 
-admin_reply moderate_from_admin(const json& body, rooms::chat_hub& hub) {
+admin_reply moderate_from_admin(const json& body, rooms::chat_hub& hub, bool room_fed) {
     admin_reply failure;
     auto room = text_of(body, "room", failure);
     auto action_word = room ? text_of(body, "action", failure) : std::nullopt;
@@ -134,7 +139,7 @@ admin_reply moderate_from_admin(const json& body, rooms::chat_hub& hub) {
         return refuse(http::status::bad_request, "field 'room': " + std::string(protocol::room_name_rule()));
     }
     if (*action_word == "delete") {
-        return delete_from_admin(body, *room, hub);
+        return delete_from_admin(body, *room, hub, room_fed);
     }
     const std::optional<moderation_action> action = action_named(*action_word);
     if (!action) {
@@ -184,8 +189,13 @@ admin_reply moderate_from_admin(const json& body, rooms::chat_hub& hub) {
     }
 
     using outcome = rooms::room::moderation_outcome;
-    switch (rooms::moderate_as_admin(hub, *room, request)) {
+    switch (rooms::moderate_as_admin(hub, *room, request, !room_fed)) {
     case outcome::done: break;
+    case outcome::not_fed: {
+        admin_reply wait;
+        wait.wait_for_room = *room;
+        return wait;
+    }
     case outcome::forbidden:
         return refuse(http::status::forbidden,
                       "roles, bans and mutes are about names, which are identities only with auth.mode = \"token\"");

@@ -15,6 +15,7 @@ namespace parley::server {
 // in the room or not banned or muted, 409 when the room would lose its last owner or holds too
 // many settings. Every action done is logged as one audit line, "admin audit: {json}", with the
 // request's fields.
-admin_reply moderate_from_admin(const nlohmann::json& body, rooms::chat_hub& hub);
+// room_fed: see handle_admin.
+admin_reply moderate_from_admin(const nlohmann::json& body, rooms::chat_hub& hub, bool room_fed = false);
 
 }  // namespace parley::server

@@ -94,6 +94,7 @@ route_decision admin(const http_request_view& req, std::string_view path, route_
     }
     d.body = std::move(reply.body);
     d.keep_alive = req.keep_alive;
+    d.wait_for_room = std::move(reply.wait_for_room);
     return d;
 }
 

@@ -106,6 +106,9 @@ struct route_decision {
     std::optional<reject_reason> rejected;        // refused before the upgrade
     std::optional<handshake_failure> failure;     // a bad upgrade request
     std::string note;  // for the debug log line after "http <peer> ": why it was refused; "" for none
+    // An admin request that waits for the cluster to feed this room here (admin_reply): the
+    // session asks the cluster, then routes the request again with the room fed.
+    std::string wait_for_room;
 
     // The value of the first header of that name (case as written here), or "".
     std::string_view header(std::string_view name) const;

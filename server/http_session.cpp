@@ -9,6 +9,7 @@
 #include "server/ws_connection.hpp"
 
 #include <boost/asio/buffers_iterator.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <spdlog/spdlog.h>
@@ -88,7 +89,24 @@ void http_session::on_read(boost::system::error_code ec) {
         close();
         return;
     }
-    answer(ec ? route_parse_error(ec) : route_request(view_of(parser_->get()), refused_, *this));
+    route_decision decision = ec ? route_parse_error(ec) : route_request(view_of(parser_->get()), refused_, *this);
+    if (!decision.wait_for_room.empty() && hub_.cluster() != nullptr) {
+        answer_when_fed(decision.wait_for_room);
+        return;
+    }
+    answer(std::move(decision));
+}
+
+void http_session::answer_when_fed(const std::string& room) {
+    hub_.cluster()->open_room(room, [self = shared_from_this()](bool) {
+        // On the cluster's thread: back to this connection's worker, which owns it.
+        asio::post(self->deadline_.get_executor(), [self] {
+            self->room_fed_ = true;  // fed, or the cluster cannot feed it now: either way, no second wait
+            route_decision again = route_request(view_of(self->parser_->get()), self->refused_, *self);
+            self->room_fed_ = false;
+            self->answer(std::move(again));
+        });
+    });
 }
 
 // Counts and logs what the route decided, then writes it.
@@ -171,7 +189,7 @@ bool http_session::cluster_degraded() const {
 
 admin_reply http_session::admin(http::verb method, std::string_view path, std::string_view authorization,
                                 std::string_view body) {
-    return handle_admin(method, path, authorization, body, hub_, settings());
+    return handle_admin(method, path, authorization, body, hub_, settings(), room_fed_);
 }
 
 std::string http_session::metrics_text() const {

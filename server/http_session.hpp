@@ -60,6 +60,9 @@ private:
     void do_read();
     void on_read(boost::system::error_code ec);
     void answer(route_decision decision);
+    // An admin request whose room the cluster must feed here first: asks the cluster, then
+    // routes the request again (on this worker) with room_fed_ set.
+    void answer_when_fed(const std::string& room);
     void write_page(const route_decision& decision);
     void write_upgrade(const route_decision& decision);
     void write_response(bool close_after);
@@ -88,6 +91,7 @@ private:
     std::optional<response> response_;
     std::optional<file_response> file_response_;
     boost::asio::steady_timer deadline_;
+    bool room_fed_ = false;  // routing again after answer_when_fed
 };
 
 }  // namespace parley::server

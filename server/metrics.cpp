@@ -170,8 +170,16 @@ const metric metric_table[] = {
                 "1 while this node cannot reach the cluster's Redis (it serves its own users alone), else 0.",
                 &cluster_value<&rooms::cluster_health::degraded>),
     from_scrape("parley_cluster_events_received_total", metric_type::counter,
-                "Events read from the cluster's channel (every node's joins, leaves, messages, ...).",
+                "Events read from the cluster's channels (every node's joins and leaves, the messages of the "
+                "rooms this node feeds, ...).",
                 &cluster_value<&rooms::cluster_health::events_received>),
+    from_scrape("parley_cluster_messages_received_total", metric_type::counter,
+                "Room messages (says, moderation, edits, deletes) read from the channels of the rooms this node "
+                "feeds.",
+                &cluster_value<&rooms::cluster_health::messages_received>),
+    from_scrape("parley_cluster_rooms_fed", metric_type::gauge,
+                "Rooms whose messages this node receives: those with members here, and for a few seconds after.",
+                &cluster_value<&rooms::cluster_health::rooms_fed>),
     from_scrape("parley_cluster_messages_sequenced_total", metric_type::counter,
                 "Messages of this node's users numbered and stored by the cluster.",
                 &cluster_value<&rooms::cluster_health::messages_sequenced>),

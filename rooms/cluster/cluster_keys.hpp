@@ -20,6 +20,21 @@ inline std::string name_lease(std::string_view user) { return key("name:", user)
 inline std::string node_users(std::string_view node) { return key("node:", node, ":users"); }
 inline std::string node_rooms(std::string_view node) { return key("node:", node, ":rooms"); }
 inline std::string room_seq(std::string_view room) { return key("room:", room, ":seq"); }
+// A room's channel: its messages (says and numbered events, scripts::says and scripts::say)
+// and its typing notices and announcements. A node subscribes to it while it feeds the room.
+inline constexpr std::string_view room_channel_prefix = "parley:room:";
+inline constexpr std::string_view room_channel_suffix = ":events";
+inline std::string room_channel(std::string_view room) { return key("room:", room, room_channel_suffix); }
+// The room a channel of room_channel() is for; empty for any other channel.
+inline std::string_view room_of_channel(std::string_view name) {
+    if (name.size() <= room_channel_prefix.size() + room_channel_suffix.size() ||
+        !name.starts_with(room_channel_prefix) || !name.ends_with(room_channel_suffix)) {
+        return {};
+    }
+    name.remove_prefix(room_channel_prefix.size());
+    name.remove_suffix(room_channel_suffix.size());
+    return name;
+}
 inline std::string room_stream(std::string_view room) { return key("room:", room, ":log"); }
 // A room's settings (roles, bans, mutes, topic, slow mode): a hash from "KIND\nSUBJECT" to the
 // value (rooms/room_settings.hpp), written with the event that changes it.

@@ -5,6 +5,7 @@
 #include "rooms/cluster/cluster_scripts.hpp"
 #include "rooms/cluster/stream_entries.hpp"
 #include "rooms/room.hpp"
+#include "rooms/room_directory.hpp"
 #include "rooms/history/stream_history_store.hpp"
 #include "rooms/history/unix_clock.hpp"
 
@@ -95,7 +96,7 @@ void cluster_node::on_redis_up() {
     if (stopped_ || phase_ != phase::down) {
         return;
     }
-    begin_sync();
+    begin_sync(true);
 }
 
 void cluster_node::on_redis_down() {
@@ -111,11 +112,31 @@ void cluster_node::on_redis_down() {
     catching_up_.clear();
     buffered_.clear();
     snapshot_.reset();
+    // The rooms' subscriptions stay (the connection makes them again); each is caught up again
+    // at the next sync, and until then no join waits for it: joins are served here alone.
+    sync_subscriptions_ = 0;
+    for (auto& [name, fed] : fed_) {
+        fed.now = fed_room::state::catching_up;
+        fed.for_sync = false;
+        hub_->rooms().with_room(
+            name,
+            [](rooms::room& r) {
+                r.set_fed(false);
+                return true;
+            },
+            rooms::room_directory::if_missing::skip);
+        answer_waiting(fed, false);
+    }
+    std::vector<std::pair<std::string, std::function<void(bool)>>> deferred = std::move(deferred_opens_);
+    deferred_opens_.clear();
+    for (auto& [name, done] : deferred) {
+        done(false);
+    }
     report(report_level::warn,
            "lost redis; node " + options_.node_id + " serves its own users alone until it returns");
 }
 
-void cluster_node::begin_sync() {
+void cluster_node::begin_sync(bool subscribed) {
     phase_ = phase::syncing;
     // Both connections are up: says go to the cluster again (their messages come back after the
     // sync below, in order), so no room detaches for the moment the sync takes.
@@ -146,7 +167,29 @@ void cluster_node::begin_sync() {
     }
     kept_.clear();
     renew_names();
-    register_and_snapshot();
+    // Every room with members here is fed: the snapshot reads its seq, and its messages come
+    // through its channel, which must be subscribed before the snapshot is read.
+    sync_subscriptions_ = 0;
+    for (auto& [name, fed] : fed_) {
+        catching_up_[name];  // what comes before the room is positioned waits
+        if (fed.now == fed_room::state::subscribing && !subscribed) {
+            fed.for_sync = true;
+            ++sync_subscriptions_;
+        } else {
+            fed.now = fed_room::state::catching_up;
+        }
+    }
+    if (hub_ != nullptr) {
+        for (const auto& r : hub_->rooms().all()) {
+            if (!fed_.contains(r->name()) && !r->local_members().empty()) {
+                start_feeding(r->name(), true);
+                ++sync_subscriptions_;
+            }
+        }
+    }
+    if (sync_subscriptions_ == 0) {
+        register_and_snapshot();
+    }
 }
 
 // What this node has now (its users and memberships may have changed while cut off), then
@@ -168,7 +211,12 @@ void cluster_node::register_and_snapshot() {
     }
     eval(scripts::register_node, {}, args);
     std::string marker = format_event(event_type::marker, options_.node_id, sync_nonce_, {}, {});
-    eval(scripts::snapshot, {}, {options_.node_id, std::to_string(rooms::unix_millis()), std::string(keys::channel), marker},
+    std::vector<std::string> snapshot_args{options_.node_id, std::to_string(rooms::unix_millis()),
+                                           std::string(keys::channel), marker};
+    for (const auto& [name, fed] : fed_) {
+        snapshot_args.push_back(name);
+    }
+    eval(scripts::snapshot, {}, snapshot_args,
          [this, count = sync_count_](std::optional<redis_reply> reply) {
              if (count == sync_count_) {
                  on_snapshot(std::move(reply));
@@ -248,10 +296,17 @@ void cluster_node::finish_sync_if_ready() {
             handle_event(*e);
         }
     }
+    // Joins that came while the snapshot was read: their rooms are fed now.
+    std::vector<std::pair<std::string, std::function<void(bool)>>> deferred = std::move(deferred_opens_);
+    deferred_opens_.clear();
+    for (auto& [name, done] : deferred) {
+        open_room(name, std::move(done));
+    }
 }
 
-// Each room's history, caught up with the cluster's: in step, a few behind (fetched from the
-// stream), or started over from the stream's newest messages.
+// Each fed room's history, caught up with the cluster's: in step, a few behind (fetched from
+// the stream), or started over from the stream's newest messages. Rooms not fed here are left
+// as they are: a join into one has it caught up first (open_room).
 void cluster_node::apply_snapshot_rooms(const redis_reply& rooms_listed) {
     std::map<std::string, std::int64_t, std::less<>> seqs;
     const auto& listed = rooms_listed.elements;
@@ -260,21 +315,14 @@ void cluster_node::apply_snapshot_rooms(const redis_reply& rooms_listed) {
         parse_number(std::string_view(listed[i + 1].text), seq);
         seqs[listed[i].text] = seq;
     }
-    for (const auto& r : hub_->rooms().all()) {
-        seqs.try_emplace(r->name(), 0);
+    for (const auto& [name, fed] : fed_) {
+        seqs.try_emplace(name, 0);
     }
     for (const auto& [name, seq] : seqs) {
-        auto [room_epoch, last] = room_position(name);
-        if (room_epoch == epoch_ && last == seq) {
-            // In step already.
-        } else if (room_epoch == epoch_ && last < seq &&
-                   static_cast<std::size_t>(seq - last) <= options_.history_per_room) {
-            catch_up(name, last + 1, seq);
-        } else {
-            rebase_room(name, seq);
+        if (fed_.contains(name)) {
+            position_room(name, seq);
         }
     }
-
 }
 
 std::pair<std::int64_t, std::int64_t> cluster_node::room_position(const std::string& name) {
@@ -295,6 +343,7 @@ void cluster_node::heartbeat() {
     }
     eval(scripts::heartbeat, {}, {options_.node_id, std::to_string(options_.name_ttl.count()), std::string(keys::channel)});
     renew_names();
+    stop_idle_feeds();
 }
 
 void cluster_node::renew_names() {
@@ -336,6 +385,8 @@ rooms::cluster_health cluster_node::health() const {
     rooms::cluster_health s;
     s.degraded = degraded();
     s.events_received = events_received_.load(std::memory_order_relaxed);
+    s.messages_received = messages_received_.load(std::memory_order_relaxed);
+    s.rooms_fed = rooms_fed_.load(std::memory_order_relaxed);
     s.messages_sequenced = messages_sequenced_.load(std::memory_order_relaxed);
     s.resyncs = resyncs_.load(std::memory_order_relaxed);
     s.names_lost = names_lost_.load(std::memory_order_relaxed);

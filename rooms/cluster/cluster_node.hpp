@@ -90,7 +90,10 @@ public:
     void on_redis_down();
     // A publication on the cluster's channel (one event, or a batch of messages), in Redis's order.
     void on_channel_message(std::string_view publication);
-    // Every name_ttl / 3: renew this node's lease and its names.
+    // Redis confirmed a subscription this node asked for (redis_link::subscribe).
+    void on_subscribed(std::string_view channel);
+    // Every name_ttl / 3: renew this node's lease and its names; stop feeding the rooms nobody
+    // here has been in since the last one.
     void heartbeat();
 
     // Thread: any. Leaves the cluster: this node's names and presence go at once instead of
@@ -108,6 +111,7 @@ public:
     void claim_name(std::string_view user, registry::session_handle who,
                     std::function<void(claim_outcome)> done) override;
     void release_name(std::string_view user) override;
+    void open_room(std::string_view room, std::function<void(bool fed)> done) override;
     void submit_say(std::string_view room, std::string_view from, std::string_view text, std::int64_t ts,
                     registry::session_handle sender, std::string_view ack_id) override;
     void submit_event(numbered_event event, registry::session_handle sender, std::string_view ack_id) override;
@@ -183,11 +187,27 @@ private:
         std::map<std::string, std::set<std::string, std::less<>>, std::less<>> rooms;  // room -> users
     };
 
+    // A room this node feeds: its channel is subscribed (or being subscribed), so its messages
+    // reach the node. Rooms with members here are fed, and for one to two heartbeats after the
+    // last one left.
+    struct fed_room {
+        enum class state {
+            subscribing,  // waiting for Redis to confirm the subscription
+            catching_up,  // subscribed; the room's history, seq and settings are being read
+            fed,          // caught up, and kept so by the channel
+        } now = state::subscribing;
+        bool for_sync = false;  // subscribed by begin_sync, which waits for it before its snapshot
+        bool idle = false;      // nobody here at the last heartbeat: unsubscribed at the next
+        std::vector<std::function<void(bool)>> waiting;  // open_room calls to answer
+    };
+
     void run(std::function<void()> task);  // posts to the cluster's thread
     void report(report_level level, std::string_view line) const;
 
     // Phases.
-    void begin_sync();
+    // subscribed: every channel the node asked for is confirmed (Redis has just come back);
+    // else rooms still subscribing are waited for before the snapshot.
+    void begin_sync(bool subscribed);
     void register_and_snapshot();
     void apply_snapshot_rooms(const redis_reply& rooms_listed);
     std::pair<std::int64_t, std::int64_t> room_position(const std::string& name);  // (epoch, last seq)
@@ -223,6 +243,14 @@ private:
     void apply_message(std::string_view room, std::int64_t seq, std::int64_t ts, std::string_view json,
                        std::string_view origin, std::string_view ack, bool from_stream,
                        std::size_t seq_at = std::string_view::npos);
+    // Feeding rooms (cluster_node_feeds.cpp).
+    void start_feeding(const std::string& room, bool for_sync);
+    // Catches a fed room up with the cluster's last seq for it (fetch the gap, or start over
+    // from the stream's newest); the room is fed when its queue drains (room_caught_up).
+    void position_room(const std::string& room, std::int64_t seq);
+    void room_caught_up(const std::string& room);
+    void answer_waiting(fed_room& fed, bool outcome);
+    void stop_idle_feeds();
     void catch_up(const std::string& room, std::int64_t from_seq, std::int64_t to_seq);
     void rebase_room(const std::string& room, std::int64_t last_seq);
     void drain_queue(const std::string& room);
@@ -283,11 +311,22 @@ private:
     std::vector<pending_dm> dms_unanswered_;  // sent, connection lost before the answer
     std::unordered_map<std::string, std::deque<queued_message>> catching_up_;
 
+    struct name_hash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view name) const { return std::hash<std::string_view>{}(name); }
+    };
+    std::unordered_map<std::string, fed_room, name_hash, std::equal_to<>> fed_;
+    std::size_t sync_subscriptions_ = 0;  // begin_sync's subscriptions not confirmed yet
+    // Rooms asked for while syncing: fed once the sync is done.
+    std::vector<std::pair<std::string, std::function<void(bool)>>> deferred_opens_;
+
     std::map<std::string, node_state, std::less<>> nodes_;
     mutable std::shared_mutex remote_users_mutex_;
     std::unordered_map<std::string, std::string> remote_users_;  // user -> node, for any thread
 
     std::atomic<std::uint64_t> events_received_{0};
+    std::atomic<std::uint64_t> messages_received_{0};
+    std::atomic<std::size_t> rooms_fed_{0};
     std::atomic<std::uint64_t> messages_sequenced_{0};
     std::atomic<std::uint64_t> resyncs_{0};
     std::atomic<std::uint64_t> names_lost_{0};

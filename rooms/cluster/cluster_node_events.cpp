@@ -60,6 +60,9 @@ void cluster_node::on_event(std::string_view payload, std::int64_t batch_seq) {
         report(report_level::debug, "ignored a message on the channel that is not an event");
         return;
     }
+    if (e->type == event_type::message) {
+        messages_received_.fetch_add(1, std::memory_order_relaxed);
+    }
     if (phase_ == phase::syncing) {
         if (e->type == event_type::marker && e->origin == options_.node_id && e->room == sync_nonce_) {
             marker_seen_ = true;
@@ -76,7 +79,9 @@ void cluster_node::on_event(std::string_view payload, std::int64_t batch_seq) {
 
 void cluster_node::handle_event(const cluster_event& e) {
     if (e.type == event_type::message) {
-        apply_message(e.room, e.seq, e.ts, e.body, e.origin, e.ack, false, e.seq_at);
+        if (fed_.contains(e.room)) {  // else one still on its way when the node unsubscribed
+            apply_message(e.room, e.seq, e.ts, e.body, e.origin, e.ack, false, e.seq_at);
+        }
         return;
     }
     if (e.type == event_type::stored_dm) {
@@ -88,7 +93,7 @@ void cluster_node::handle_event(const cluster_event& e) {
         if (e.type == event_type::node_gone && phase_ == phase::up) {
             // Others took this node for dead (its lease ran out): say again what it holds.
             report(report_level::warn, "the cluster dropped node " + options_.node_id + "; registering again");
-            begin_sync();
+            begin_sync(false);
         }
         return;  // this node's own events were applied when they happened
     }
@@ -286,6 +291,7 @@ void cluster_node::rebase_room(const std::string& room, std::int64_t last_seq) {
 void cluster_node::drain_queue(const std::string& room) {
     auto it = catching_up_.find(room);
     if (it == catching_up_.end()) {
+        room_caught_up(room);
         return;
     }
     std::deque<queued_message> waiting = std::move(it->second);
@@ -302,6 +308,7 @@ void cluster_node::drain_queue(const std::string& room) {
             return;
         }
     }
+    room_caught_up(room);  // a room being fed is fed now
 }
 
 void cluster_node::deliver_ack(std::string_view ticket, std::string_view room, std::int64_t seq) {

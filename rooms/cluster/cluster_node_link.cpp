@@ -220,7 +220,8 @@ void cluster_node::publish(room_event event, std::string_view room, std::string_
                  {type == event_type::join ? "+" : "-", membership_field(room, user), std::string(keys::channel),
                   payload});
         } else {
-            command({"PUBLISH", keys::channel, payload});
+            // Typing and announcements concern the room's members only: the nodes that feed it.
+            command({"PUBLISH", keys::room_channel(room), payload});
         }
     });
 }

@@ -87,9 +87,8 @@ void cluster_node::send_plain_says(const std::vector<const pending_say*>& part) 
     // its strings never move, so the views stay valid as it grows).
     std::deque<std::string> owned;
     std::vector<std::string_view> key_views;
-    std::vector<std::string_view> args = {keys::channel, owned.emplace_back(std::to_string(options_.stream_length)),
-                                          {}, owned.emplace_back(std::to_string(rooms_named.size()))};
-    std::string& events = owned.emplace_back();
+    std::vector<std::string_view> args = {owned.emplace_back(std::to_string(options_.stream_length)),
+                                          owned.emplace_back(std::to_string(rooms_named.size()))};
     std::vector<std::string_view> entries;
     entries.reserve(part.size());
     std::vector<std::uint64_t> numbers;
@@ -100,6 +99,8 @@ void cluster_node::send_plain_says(const std::vector<const pending_say*>& part) 
         key_views.push_back(owned.emplace_back(keys::room_stream(rooms_named[r])));
         args.push_back(rooms_named[r]);
         args.push_back(owned.emplace_back(std::to_string(per_room[r].size())));
+        args.push_back(owned.emplace_back(keys::room_channel(rooms_named[r])));
+        std::string& events = owned.emplace_back();
         for (const pending_say* say : per_room[r]) {
             const std::string offset = std::to_string(say->json_before.size());
             const std::string ts = std::to_string(say->ts);
@@ -113,8 +114,8 @@ void cluster_node::send_plain_says(const std::vector<const pending_say*>& part) 
             entries.push_back(x);
             numbers.push_back(say->nonce);
         }
+        args.push_back(events);
     }
-    args[2] = events;
     args.insert(args.end(), entries.begin(), entries.end());
     link_.script(scripts::says, key_views, args, answer_batch(std::move(numbers)));
 }
@@ -123,7 +124,7 @@ void cluster_node::send_general(const std::vector<const pending_say*>& part, con
     std::deque<std::string> owned;
     std::vector<std::string_view> key_views;
     key_views.reserve(part.size() * 4);
-    std::vector<std::string_view> args = {keys::channel, {}, options_.node_id, incarnation_, {}};
+    std::vector<std::string_view> args = {keys::room_channel_prefix, {}, options_.node_id, incarnation_, {}};
     args[1] = owned.emplace_back(std::to_string(options_.stream_length));
     args[4] = owned.emplace_back(std::to_string(part.size()));
     std::vector<std::uint64_t> numbers;

@@ -61,7 +61,8 @@ return 1
 // node sends in one pass of its loop, in order.
 // KEYS: four per message: its room's seq counter, stream, settings hash and revised set
 // (cluster_keys.hpp).
-// ARGV: channel, stream length, the node, the node's run, the message count N; then per message
+// ARGV: the prefix of rooms' channels (cluster_keys.hpp: the channel is the prefix, the room,
+// ":events"), stream length, the node, the node's run, the message count N; then per message
 // a block: event head, ts, ack ticket, JSON before the seq, JSON after it, room, the message's
 // number in the node's run, "1" when it is sent again after its answer was lost, and an event's
 // further arguments (cluster_link::submit_event; a say gives 0, 0, 0): S, then S pairs
@@ -69,14 +70,12 @@ return 1
 // when that message was deleted; -1: stored only into a room that has no seq yet; "if:VALUE":
 // stored only while the first setting's field holds VALUE); R, then R triples seq, ts, JSON of
 // stored messages it rewrites: their stream entries are deleted and the set holds the new ones.
-// Each message is numbered, stored (with the rest) and added to the publication; a message sent
-// again is looked for among the room's newest entries first and not stored twice. The stored
-// ones go out in ONE publication: the event itself when there is one, else a batch ("B", then
-// per event "\n", its length, "\n", the event; cluster_event.hpp).
+// Each message is numbered, stored (with the rest) and published on its room's channel; a
+// message sent again is looked for among the room's newest entries first and not stored twice.
+// (This script takes events and says sent again, which are few; plain says go through `says`.)
 // Returns per message: its seq; 0 when not stored (already stored, or a guard dropped it); -1
 // when its target was deleted (an edit or delete of a message deleted meanwhile).
 inline constexpr std::string_view say = R"lua(
-local published = {}
 local out = {}
 local at = 6
 for m = 1, tonumber(ARGV[5]) do
@@ -134,53 +133,48 @@ for m = 1, tonumber(ARGV[5]) do
       -- what the stream's retention dropped has no use for its revisions (trimmed loosely, as the stream)
       redis.call('ZREMRANGEBYSCORE', revised_key, '-inf', '(' .. (seq - 2 * tonumber(ARGV[2])))
     end
-    published[#published + 1] = head .. seq .. '\n' .. ts .. '\n' .. ack .. '\n' .. json
+    redis.call('PUBLISH', ARGV[1] .. room .. ':events', head .. seq .. '\n' .. ts .. '\n' .. ack .. '\n' .. json)
     result = seq
   end
   out[m] = result
-end
-if #published == 1 then
-  redis.call('PUBLISH', ARGV[1], published[1])
-elseif #published > 1 then
-  local parts = {'B'}
-  for _, e in ipairs(published) do
-    parts[#parts + 1] = '\n' .. #e .. '\n' .. e
-  end
-  redis.call('PUBLISH', ARGV[1], table.concat(parts))
 end
 return out
 )lua";
 
 // The fast path of says: a batch of plain says (no event, none sent again), which is what a busy
-// cluster sends. Per say it only stores (XADD); per room it numbers once (INCRBY) and trims the
-// stream once (XTRIM); the node did all the text work before.
+// cluster sends. Per say it only stores (XADD); per room it numbers once (INCRBY), trims the
+// stream once (XTRIM) and publishes once; the node did all the text work before.
 // KEYS: two per room of the batch: its seq counter, its stream.
-// ARGV: channel, stream length, the publication's events (as in a "B" batch without the "B": per
-// say "\n", length, "\n", the message event with the offset of the seq's digits in its JSON on
-// the seq's line), the room count R, then per room its name and its count of says, then per say
-// (grouped by room, in the rooms' order) its stream entry's x: "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n"
-// and the JSON without the seq's digits (stream_entries.hpp). Publishes "S", the seqs joined by
-// ",", and the events, once for the batch. Returns the seqs, in the says' order.
+// ARGV: stream length, the room count R, then per room: its name, its count of says, its
+// channel, and its publication's events (as in a "B" batch without the "B": per say "\n",
+// length, "\n", the message event with the offset of the seq's digits in its JSON on the seq's
+// line); then per say (grouped by room, in the rooms' order) its stream entry's x:
+// "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n" and the JSON without the seq's digits
+// (stream_entries.hpp). Publishes on each room's channel "S", its seqs joined by ",", and its
+// events. Returns the seqs, in the says' order.
 inline constexpr std::string_view says = R"lua(
 local seqs = {}
-local rooms = tonumber(ARGV[4])
-local at = 5 + 2 * rooms
+local rooms = tonumber(ARGV[2])
+local at = 3 + 4 * rooms
 local n = 0
 for r = 1, rooms do
-  local count = tonumber(ARGV[4 + 2 * r])
-  local seq = redis.call('INCRBY', KEYS[2 * r - 1], count) - count
-  if seq == 0 then redis.call('SADD', 'parley:rooms', ARGV[3 + 2 * r]) end
+  local base = 4 * r - 1
+  local count = tonumber(ARGV[base + 1])
+  local first = redis.call('INCRBY', KEYS[2 * r - 1], count) - count
+  if first == 0 then redis.call('SADD', 'parley:rooms', ARGV[base]) end
   local log = KEYS[2 * r]
+  local mine = {}
   for i = 1, count do
-    seq = seq + 1
+    local seq = first + i
     redis.call('XADD', log, seq .. '-1', 'x', ARGV[at])
     at = at + 1
     n = n + 1
     seqs[n] = seq
+    mine[i] = seq
   end
-  redis.call('XTRIM', log, 'MAXLEN', '~', ARGV[2])
+  redis.call('XTRIM', log, 'MAXLEN', '~', ARGV[1])
+  redis.call('PUBLISH', ARGV[base + 2], 'S' .. table.concat(mine, ',') .. ARGV[base + 3])
 end
-redis.call('PUBLISH', ARGV[1], 'S' .. table.concat(seqs, ',') .. ARGV[3])
 return seqs
 )lua";
 
@@ -254,10 +248,11 @@ redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 )lua";
 
-// ARGV: node, epoch to use when the cluster has none, channel, marker event. Returns
-// {epoch, {node, users, room fields, ...}, {room, last seq, ...}} for the other live nodes and
-// every room with history, then publishes the marker: events before it on the channel are in
-// this answer, events after it are not.
+// ARGV: node, epoch to use when the cluster has none, channel, marker event, then the rooms this
+// node feeds. Returns {epoch, {node, users, room fields, ...}, {room, last seq, ...}} for the
+// other live nodes and those rooms, then publishes the marker: events before it on the channel
+// are in this answer, events after it are not (the rooms' channels go through the same
+// connection, so the same holds for their messages).
 inline constexpr std::string_view snapshot = R"lua(
 local epoch = redis.call('GET', 'parley:epoch')
 if not epoch then
@@ -273,9 +268,9 @@ for _, id in ipairs(redis.call('SMEMBERS', 'parley:nodes')) do
   end
 end
 local rooms = {}
-for _, r in ipairs(redis.call('SMEMBERS', 'parley:rooms')) do
-  table.insert(rooms, r)
-  table.insert(rooms, redis.call('GET', 'parley:room:' .. r .. ':seq') or '0')
+for i = 5, #ARGV do
+  table.insert(rooms, ARGV[i])
+  table.insert(rooms, redis.call('GET', 'parley:room:' .. ARGV[i] .. ':seq') or '0')
 end
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return {epoch, nodes, rooms}

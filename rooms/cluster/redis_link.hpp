@@ -42,6 +42,17 @@ public:
     // as command().
     virtual void script(std::string_view text, std::span<const std::string_view> keys,
                         std::span<const std::string_view> args, redis_callback done) = 0;
+
+    // Thread: the cluster's. Receives the publications of `channel` too (a room's, besides the
+    // cluster's own channel, which is always received). Redis's confirmation reaches the node
+    // as on_subscribed(channel); every publication on the channel from then on arrives, in
+    // Redis's order with those of every other channel, until unsubscribe(). Subscriptions are
+    // kept across reconnects: after a loss, on_redis_up comes once all are confirmed again (and
+    // then no on_subscribed for them). A channel subscribed already is not subscribed twice (no
+    // second confirmation).
+    virtual void subscribe(std::string_view channel) = 0;
+    // Thread: the cluster's. Stops receiving the channel's publications (some may still come).
+    virtual void unsubscribe(std::string_view channel) = 0;
 };
 
 }  // namespace parley::cluster

@@ -469,6 +469,20 @@ void redis_connection::handle_reply(session& s, std::string_view bytes) {
             if (s.unconfirmed > 0) {
                 --s.unconfirmed;
             }
+            if (state_ == state::up && on_subscribed_ && reply.elements.size() > 1) {
+                // In order with the messages: answers queued before go first, as for a message.
+                deliver();
+                if (session_.get() == &s && state_ == state::up) {
+                    const std::string channel = reply.elements[1].text;
+                    const std::function<void(std::string_view)> handler = on_subscribed_;
+                    try {
+                        handler(channel);
+                    } catch (const std::exception& ex) {
+                        spdlog::error("{}", server::fields("redis callback threw").add("name", name_).add("error",
+                                                                                                       ex.what()));
+                    }
+                }
+            }
         }
         // "unsubscribe" confirmations, and "pong" in subscribed mode: nothing waits for them.
     } else if (s.expected.empty()) {

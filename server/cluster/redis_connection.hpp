@@ -100,6 +100,10 @@ public:
     // for failed attempts: on_down only follows an on_up, and the two alternate. Neither runs
     // after stop(). Setting one replaces the previous.
     void on_up(std::function<void()> f) { on_up_ = std::move(f); }
+    // Thread: the executor's. f runs for each channel subscribed while the connection is up
+    // (subscribe() on an up connection) when Redis confirms it, before any message of that
+    // channel. Not for the subscriptions of a (re)connect: on_up covers those.
+    void on_subscribed(std::function<void(std::string_view channel)> f) { on_subscribed_ = std::move(f); }
     void on_down(std::function<void()> f) { on_down_ = std::move(f); }
 
     // Thread: the executor's. Sends one command; arguments are binary-safe (argv like {"SET", key,
@@ -195,6 +199,7 @@ private:
     // Shared so that a handler replaced while it runs (subscribe() from a message) stays alive.
     std::shared_ptr<const message_handler> on_message_;
     std::function<void()> on_up_;
+    std::function<void(std::string_view)> on_subscribed_;
     std::function<void()> on_down_;
 
     std::deque<event> ready_;

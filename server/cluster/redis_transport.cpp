@@ -76,6 +76,7 @@ void redis_transport::connect() {
     }
     subscriber_->subscribe({std::string(keys::channel)},
                            [this](std::string_view, std::string_view payload) { node_->on_channel_message(payload); });
+    subscriber_->on_subscribed([this](std::string_view channel) { node_->on_subscribed(channel); });
     commands_->start();
     subscriber_->start();
     heartbeat_timer_ = std::make_unique<asio::steady_timer>(executor_);
@@ -160,6 +161,18 @@ void redis_transport::script(std::string_view text, std::span<const std::string_
     argv_.insert(argv_.end(), keys.begin(), keys.end());
     argv_.insert(argv_.end(), args.begin(), args.end());
     command(argv_, std::move(done));
+}
+
+void redis_transport::subscribe(std::string_view channel) {
+    if (subscriber_) {
+        subscriber_->subscribe({std::string(channel)});
+    }
+}
+
+void redis_transport::unsubscribe(std::string_view channel) {
+    if (subscriber_) {
+        subscriber_->unsubscribe({std::string(channel)});
+    }
 }
 
 }  // namespace parley::cluster

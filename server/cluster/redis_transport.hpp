@@ -18,7 +18,8 @@ namespace parley::cluster {
 class cluster_node;
 
 // The cluster node's way to Redis: two redis_connections on one worker's loop (the cluster's
-// thread), one for commands and scripts, one subscribed to the cluster's channel, and the
+// thread), one for commands and scripts, one subscribed to the cluster's channel and to the
+// channels of the rooms the node feeds, and the
 // node's heartbeat timer. It loads the cluster's scripts on every connect, calls them by their
 // SHA-1, tells the node when both connections answer (on_redis_up) and when either is lost
 // (on_redis_down), and hands it every message of the channel.
@@ -45,6 +46,8 @@ public:
     void command(std::span<const std::string_view> argv, redis_callback done) override;
     void script(std::string_view text, std::span<const std::string_view> keys, std::span<const std::string_view> args,
                 redis_callback done) override;
+    void subscribe(std::string_view channel) override;
+    void unsubscribe(std::string_view channel) override;
 
 private:
     void connect();

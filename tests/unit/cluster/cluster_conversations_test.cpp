@@ -180,9 +180,7 @@ TEST_F(cluster_conversations_test, read_markers_are_saved_in_redis_and_reach_the
     EXPECT_TRUE(phone.take().empty());
 
     // A room's marker: the room's counter, in the same hash.
-    world_.join(alice, "lobby");
-    settle();
-    answer_rebases();
+    join_fed(alice, "lobby");
     alice.take();
     alice.send({{"type", "read"}, {"room", "lobby"}, {"seq", 3}, {"id", 5}});
     settle();

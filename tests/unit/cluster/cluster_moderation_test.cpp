@@ -65,9 +65,8 @@ protected:
         olivia_ = &token_login("olivia", {{"lobby", "owner"}});
         mike_ = &token_login("mike");
         sync({}, {});
-        world_.join(*olivia_, "lobby");
-        world_.join(*mike_, "lobby");
-        answer_rebases();
+        join_fed(*olivia_, "lobby");
+        join_fed(*mike_, "lobby");
         olivia_->take();
         mike_->take();
     }

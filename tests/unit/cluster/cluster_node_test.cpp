@@ -212,9 +212,8 @@ TEST_F(cluster_node_test, redis_lost_moves_a_room_to_a_detached_epoch_and_back) 
 
 TEST_F(cluster_node_test, a_history_page_that_redis_cannot_serve_is_answered_unavailable) {
     test_client& alice = login("alice");
-    sync({}, {{"lobby", 80}});
-    world_.join(alice, "lobby");
-    answer_rebases();  // the stream's newest messages: none in memory here
+    sync({}, {});
+    join_fed(alice, "lobby", 80);  // the stream's newest messages: none in memory here
     alice.take();
 
     alice.send({{"type", "history"}, {"room", "lobby"}, {"before", 50}, {"limit", 10}, {"id", 3}});

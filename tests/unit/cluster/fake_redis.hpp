@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -74,6 +75,30 @@ public:
         calls.push_back({std::move(name), {}, {keys.begin(), keys.end()}, {args.begin(), args.end()}, std::move(done)});
     }
 
+    // Subscriptions: kept in `subscribed`; each is confirmed (on_confirm, on the cluster's
+    // thread) as Redis would, unless confirm_subscriptions is off (then the test calls it).
+    void subscribe(std::string_view channel) override {
+        const std::string name(channel);
+        if (std::find(subscribed.begin(), subscribed.end(), name) != subscribed.end()) {
+            return;
+        }
+        subscribed.push_back(name);
+        if (confirm_subscriptions && on_confirm) {
+            post([this, name] { on_confirm(name); });
+        } else {
+            unconfirmed.push_back(name);
+        }
+    }
+    void unsubscribe(std::string_view channel) override {
+        std::erase(subscribed, std::string(channel));
+        ++unsubscribes;
+    }
+    std::vector<std::string> subscribed;
+    std::vector<std::string> unconfirmed;  // subscribed while confirm_subscriptions was off
+    std::size_t unsubscribes = 0;
+    bool confirm_subscriptions = true;
+    std::function<void(const std::string&)> on_confirm;
+
     // Runs the cluster's queued tasks (and what they queue) until none is left.
     bool run() {
         bool ran = false;
@@ -120,6 +145,7 @@ public:
 
     std::deque<sent_call> calls;  // sent, not answered yet, oldest first
     std::size_t say_batches = 0;  // calls of the say script (each holds one or more messages)
+    std::vector<std::string> published_on;  // the channel of each room of each batch of plain says
 
 private:
     // What a batch's messages share: answered once every message is.
@@ -154,25 +180,29 @@ private:
     void split_plain_batch(std::span<const std::string_view> keys, std::span<const std::string_view> args,
                            redis_callback done) {
         ++say_batches;
+        // ARGV: stream length, R, per room (name, count, channel, events), then the entries.
+        const std::size_t rooms = std::stoul(std::string(args[1]));
         std::vector<std::string> heads;
-        for_each_published("B" + std::string(args[2]), [&heads](std::string_view event, std::int64_t) {
-            std::size_t at = 0;
-            for (int line = 0; line < 4; ++line) {
-                at = event.find('\n', at) + 1;
-            }
-            heads.emplace_back(event.substr(0, at));
-        });
-        const std::size_t rooms = std::stoul(std::string(args[3]));
-        const std::size_t count = args.size() - 4 - 2 * rooms;
+        for (std::size_t room = 0; room < rooms; ++room) {
+            for_each_published("B" + std::string(args[5 + 4 * room]), [&heads](std::string_view event, std::int64_t) {
+                std::size_t at = 0;
+                for (int line = 0; line < 4; ++line) {
+                    at = event.find('\n', at) + 1;
+                }
+                heads.emplace_back(event.substr(0, at));
+            });
+            published_on.emplace_back(args[4 + 4 * room]);
+        }
+        const std::size_t count = args.size() - 2 - 4 * rooms;
         auto shared = std::make_shared<batch>();
         shared->replies.resize(count);
         shared->done = std::move(done);
         std::size_t m = 0;
         for (std::size_t room = 0; room < rooms; ++room) {
-            const std::size_t says = std::stoul(std::string(args[5 + 2 * room]));
+            const std::size_t says = std::stoul(std::string(args[3 + 4 * room]));
             for (std::size_t i = 0; i < says; ++i, ++m) {
                 // x: "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n" and the JSON without its seq
-                std::string_view x = args[4 + 2 * rooms + m];
+                std::string_view x = args[2 + 4 * rooms + m];
                 std::string_view lines[4];
                 for (std::string_view& line : lines) {
                     const std::size_t end = x.find('\n');
@@ -183,14 +213,14 @@ private:
                 const std::string_view said = lines[3];
                 const std::size_t colon = said.find(':');
                 const std::size_t colon2 = said.find(':', colon + 1);
-                std::vector<std::string> message = {std::string(args[0]),
+                std::vector<std::string> message = {std::string(args[4 + 4 * room]),
                                                     m < heads.size() ? heads[m] : std::string(),
                                                     std::string(lines[1]),
                                                     std::string(lines[2]),
                                                     std::string(x.substr(0, offset)),
                                                     std::string(x.substr(offset)),
-                                                    std::string(args[1]),
-                                                    std::string(args[4 + 2 * room]),
+                                                    std::string(args[0]),
+                                                    std::string(args[2 + 4 * room]),
                                                     std::string(said.substr(0, colon)),
                                                     std::string(said.substr(colon + 1, colon2 - colon - 1)),
                                                     std::string(said.substr(colon2 + 1)),

@@ -111,6 +111,25 @@ protected:
         : world_(std::move(settings), 2, rooms::tests::test_epoch, node_.make_bus(), node_.make_history_store()) {
         world_.hub().set_cluster(&node_);
         node_.attach(world_.hub());
+        redis_.on_confirm = [this](const std::string& channel) { node_.on_subscribed(channel); };
+    }
+
+    // A join into a room the node does not feed yet: it subscribes (Redis confirms at once),
+    // reads the room's seq (answered `seq`) and catches the room up; rebases are answered with
+    // newest_first. Returns the joined reply.
+    json join_fed(test_client& c, const std::string& room, long long seq = 0,
+                  const std::vector<redis_reply>& newest_first = {}) {
+        c.send({{"type", "join"}, {"room", room}});
+        settle();
+        if (redis_.count("GET") > 0) {
+            auto get = redis_.take("GET");
+            redis_.answer(*get, seq == 0 ? redis_reply{} : string_reply(std::to_string(seq)));
+            settle();
+            answer_rebases(newest_first);
+        }
+        json reply = c.take_one();
+        EXPECT_EQ(reply.value("type", ""), "joined") << reply.dump();
+        return reply;
     }
 
     // Runs the cluster's thread and every worker until nothing is left to run.

@@ -134,6 +134,9 @@ public:
         std::size_t before = c.output.frames.size();
         c.send({{"type", "join"}, {"room", room}});
         auto& frames = c.output.frames;
+        if (frames.size() == before) {
+            run();  // a join that waited for its room to be fed (a cluster's) is answered by a task
+        }
         EXPECT_GT(frames.size(), before);
         json reply = frames.size() > before ? payload_of(frames[before]) : json::object();
         EXPECT_EQ(reply.value("type", ""), "joined") << reply.dump();

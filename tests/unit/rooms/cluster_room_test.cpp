@@ -51,6 +51,16 @@ public:
         pending_claims.push_back(std::move(done));
     }
     void release_name(std::string_view user) override { released.emplace_back(user); }
+    // Fed at once, as a node whose subscription Redis confirms at once would.
+    std::vector<std::string> opened;
+    void open_room(std::string_view room, std::function<void(bool)> done) override {
+        opened.emplace_back(room);
+        world_.hub().rooms().with_room(room, [](rooms::room& r) {
+            r.set_fed(true);
+            return true;
+        });
+        done(true);
+    }
     void submit_say(std::string_view room, std::string_view from, std::string_view text, std::int64_t,
                     registry::session_handle sender, std::string_view ack_id) override {
         submitted.push_back({std::string(room), std::string(from), std::string(text), std::string(ack_id), sender});
