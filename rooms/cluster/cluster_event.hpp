@@ -51,69 +51,68 @@ struct cluster_event {
 };
 
 // Reads an event; nothing when the text is not one (another program publishing on the channel).
-// batch_seq: the seq a batch of says gave the event (for_each_published), whose text then holds
-// the seq's place in the JSON instead of the seq; 0 for any other event.
+// batch_seq: the seq of a message whose seq line holds the offset of the seq's digits in its
+// JSON instead of the seq (a say of a batch, kept as an event while a sync reads its snapshot);
+// 0 for any other event.
 std::optional<cluster_event> parse_event(std::string_view payload, std::int64_t batch_seq = 0);
 
-// One publication on the channel holds one event, or a batch:
-// - "B", then per event "\n", its length in decimal, "\n", the event (scripts::say);
-// - "S", the seqs of a batch of says separated by ",", then its events as in "B", each a
-//   message whose seq line holds the offset of the seq's digits in its JSON (scripts::says).
-// Calls f(event text, seq) for each, in order, with the seq an "S" batch gave it (else 0);
-// returns false when a batch is cut short or malformed (f has seen the events before the
-// fault).
+// A publication on a channel holds one event, or a batch of one room's says (is_said_batch).
+inline bool is_said_batch(std::string_view publication) {
+    // An event's type letter is followed by a newline; a batch's "X" by its first seq.
+    return publication.size() > 1 && publication[0] == 'X' && publication[1] != '\n';
+}
+
+// A batch of one room's says as scripts::says publishes it on the room's channel: "X", the
+// first seq, "\n", the room, then per say "\n" and its stream entry's x: five lines, "OFFSET\nTS\n
+// ACK\nNODE:RUN:NUMBER\n" and the JSON with its seq's digits left out at OFFSET (JSON holds no
+// newline). The says are numbered from the first seq one by one. Calls f(const cluster_event&)
+// for each, in order, as a message event (origin: the NODE part; no user); returns false when the
+// batch is malformed (f has seen the says before the fault). Nothing is copied: the events view
+// the publication.
 template <typename F>
-bool for_each_published(std::string_view payload, F&& f) {
-    if (payload.size() < 2 || (payload[0] != 'B' && payload[0] != 'S')) {
-        f(payload, std::int64_t{0});
-        return true;
-    }
-    const bool numbered = payload[0] == 'S';
-    std::string_view seqs;
-    if (numbered) {
-        const std::size_t end = payload.find('\n');
-        if (end == std::string_view::npos) {
-            return false;
-        }
-        seqs = payload.substr(1, end - 1);
-        payload.remove_prefix(end);
-    } else {
-        payload.remove_prefix(1);
-    }
-    while (!payload.empty()) {
-        if (payload[0] != '\n') {
-            return false;
-        }
-        payload.remove_prefix(1);
-        std::size_t length = 0;
-        std::size_t digits = 0;
-        while (digits < payload.size() && digits < 10 && payload[digits] >= '0' && payload[digits] <= '9') {
-            length = length * 10 + static_cast<std::size_t>(payload[digits] - '0');
-            ++digits;
-        }
-        if (digits == 0 || digits >= payload.size() || payload[digits] != '\n' ||
-            payload.size() - digits - 1 < length) {
-            return false;
-        }
-        std::int64_t seq = 0;
-        if (numbered) {
-            // The next seq of the list, one per event.
-            const std::size_t comma = seqs.find(',');
-            const std::string_view number = seqs.substr(0, comma);
-            seq = 0;
-            for (const char c : number) {
-                if (c < '0' || c > '9' || seq > (INT64_MAX - 9) / 10) {
-                    return false;
-                }
-                seq = seq * 10 + (c - '0');
-            }
-            if (number.empty() || seq <= 0) {
+bool for_each_said(std::string_view publication, F&& f) {
+    const auto next_line = [&publication](std::string_view& line) {
+        const std::size_t end = publication.find('\n');
+        line = publication.substr(0, end);
+        publication.remove_prefix(end == std::string_view::npos ? publication.size() : end + 1);
+    };
+    const auto number = [](std::string_view text, std::int64_t& out) {
+        out = 0;
+        for (const char c : text) {
+            if (c < '0' || c > '9' || out > (INT64_MAX - 9) / 10) {
                 return false;
             }
-            seqs = comma == std::string_view::npos ? std::string_view() : seqs.substr(comma + 1);
+            out = out * 10 + (c - '0');
         }
-        f(payload.substr(digits + 1, length), seq);
-        payload.remove_prefix(digits + 1 + length);
+        return !text.empty();
+    };
+    std::string_view line;
+    next_line(line);
+    cluster_event e;
+    e.type = event_type::message;
+    if (line.size() < 2 || line[0] != 'X' || !number(line.substr(1), e.seq) || e.seq <= 0 || publication.empty()) {
+        return false;
+    }
+    next_line(e.room);
+    --e.seq;
+    while (!publication.empty()) {
+        std::string_view offset;
+        std::string_view ts;
+        std::string_view said;
+        next_line(offset);
+        next_line(ts);
+        next_line(e.ack);
+        next_line(said);
+        next_line(e.body);
+        std::int64_t at = 0;
+        if (!number(offset, at) || static_cast<std::size_t>(at) > e.body.size() || !number(ts, e.ts) ||
+            said.find(':') == std::string_view::npos) {
+            return false;
+        }
+        e.seq_at = static_cast<std::size_t>(at);
+        e.origin = said.substr(0, said.find(':'));  // node ids hold no ':'
+        ++e.seq;
+        f(static_cast<const cluster_event&>(e));
     }
     return true;
 }

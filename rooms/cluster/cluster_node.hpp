@@ -237,6 +237,8 @@ private:
 
     // Events from the channel.
     void on_event(std::string_view payload, std::int64_t batch_seq);
+    // One say of a room's batch (for_each_said), as on_event takes an event.
+    void on_said(const cluster_event& e);
     void handle_event(const cluster_event& e);
     void handle_room_event(const cluster_event& e, const std::string& origin);
     // seq_at: where seq's digits go into json, for a message of a batch of says (npos: json is whole).

@@ -46,11 +46,14 @@ room_event room_event_of(event_type type) {
 // ---- events from the channel ----
 
 void cluster_node::on_channel_message(std::string_view publication) {
-    const bool whole = for_each_published(
-        publication, [this](std::string_view payload, std::int64_t batch_seq) { on_event(payload, batch_seq); });
-    if (!whole) {
-        report(report_level::warn, "ignored the rest of a malformed batch of events on the channel");
+    if (is_said_batch(publication)) {
+        // A room's batch of says (scripts::says).
+        if (!for_each_said(publication, [this](const cluster_event& e) { on_said(e); })) {
+            report(report_level::warn, "ignored the rest of a malformed batch of says on a room's channel");
+        }
+        return;
     }
+    on_event(publication, 0);
 }
 
 void cluster_node::on_event(std::string_view payload, std::int64_t batch_seq) {
@@ -74,6 +77,25 @@ void cluster_node::on_event(std::string_view payload, std::int64_t batch_seq) {
     }
     if (phase_ == phase::up) {
         handle_event(*e);
+    }
+}
+
+void cluster_node::on_said(const cluster_event& e) {
+    events_received_.fetch_add(1, std::memory_order_relaxed);
+    messages_received_.fetch_add(1, std::memory_order_relaxed);
+    if (phase_ == phase::syncing) {
+        if (marker_seen_) {
+            // Newer than the snapshot being read: kept as a single message event (rare: only
+            // while a sync reads its snapshot).
+            std::string payload = message_event_head(e.origin, e.room, {});
+            payload.append(std::to_string(e.seq_at)).append("\n").append(std::to_string(e.ts)).append("\n");
+            payload.append(e.ack).append("\n").append(e.body);
+            buffered_.emplace_back(std::move(payload), e.seq);
+        }
+        return;  // older than the snapshot: it holds them
+    }
+    if (phase_ == phase::up) {
+        handle_event(e);
     }
 }
 

@@ -100,21 +100,15 @@ void cluster_node::send_plain_says(const std::vector<const pending_say*>& part) 
         args.push_back(rooms_named[r]);
         args.push_back(owned.emplace_back(std::to_string(per_room[r].size())));
         args.push_back(owned.emplace_back(keys::room_channel(rooms_named[r])));
-        std::string& events = owned.emplace_back();
         for (const pending_say* say : per_room[r]) {
-            const std::string offset = std::to_string(say->json_before.size());
-            const std::string ts = std::to_string(say->ts);
-            std::string event = message_event_head(options_.node_id, say->room, say->from);
-            event.append(offset).append("\n").append(ts).append("\n").append(say->ack).append("\n");
-            event.append(say->json_before).append(say->json_after);
-            events.append("\n").append(std::to_string(event.size())).append("\n").append(event);
-            std::string& x = owned.emplace_back(offset);
-            x.append("\n").append(ts).append("\n").append(say->ack).append("\n").append(said_prefix);
-            x.append(std::to_string(say->nonce)).append("\n").append(say->json_before).append(say->json_after);
+            // Stored and published as it is (for_each_said reads it back).
+            std::string& x = owned.emplace_back(std::to_string(say->json_before.size()));
+            x.append("\n").append(std::to_string(say->ts)).append("\n").append(say->ack).append("\n");
+            x.append(said_prefix).append(std::to_string(say->nonce)).append("\n");
+            x.append(say->json_before).append(say->json_after);
             entries.push_back(x);
             numbers.push_back(say->nonce);
         }
-        args.push_back(events);
     }
     args.insert(args.end(), entries.begin(), entries.end());
     link_.script(scripts::says, key_views, args, answer_batch(std::move(numbers)));

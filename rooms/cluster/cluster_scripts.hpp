@@ -143,37 +143,39 @@ return out
 
 // The fast path of says: a batch of plain says (no event, none sent again), which is what a busy
 // cluster sends. Per say it only stores (XADD); per room it numbers once (INCRBY), trims the
-// stream once (XTRIM) and publishes once; the node did all the text work before.
+// stream once (XTRIM) and publishes once; the node did all the text work before. Each say's text
+// comes once and is both stored and published as it is: Redis's Lua hashes every byte of every
+// string it makes, so the script makes one per room (the publication), none per say.
 // KEYS: two per room of the batch: its seq counter, its stream.
-// ARGV: stream length, the room count R, then per room: its name, its count of says, its
-// channel, and its publication's events (as in a "B" batch without the "B": per say "\n",
-// length, "\n", the message event with the offset of the seq's digits in its JSON on the seq's
-// line); then per say (grouped by room, in the rooms' order) its stream entry's x:
+// ARGV: stream length, the room count R, then per room: its name, its count of says, its channel;
+// then per say (grouped by room, in the rooms' order) its stream entry's x:
 // "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n" and the JSON without the seq's digits
-// (stream_entries.hpp). Publishes on each room's channel "S", its seqs joined by ",", and its
-// events. Returns the seqs, in the says' order.
+// (stream_entries.hpp). Publishes on each room's channel "X", the room's first seq, "\n", the
+// room, and "\n" and each say's x (cluster_event.hpp: for_each_said). Returns the seqs, in the
+// says' order.
 inline constexpr std::string_view says = R"lua(
 local seqs = {}
 local rooms = tonumber(ARGV[2])
-local at = 3 + 4 * rooms
+local at = 3 + 3 * rooms
 local n = 0
 for r = 1, rooms do
-  local base = 4 * r - 1
+  local base = 3 * r
   local count = tonumber(ARGV[base + 1])
   local first = redis.call('INCRBY', KEYS[2 * r - 1], count) - count
   if first == 0 then redis.call('SADD', 'parley:rooms', ARGV[base]) end
   local log = KEYS[2 * r]
-  local mine = {}
+  local parts = {string.format('X%d\n', first + 1) .. ARGV[base]}
   for i = 1, count do
     local seq = first + i
-    redis.call('XADD', log, seq .. '-1', 'x', ARGV[at])
+    -- '%d', not seq .. '': Lua turns a number into text with '%.14g', a costly float format
+    redis.call('XADD', log, string.format('%d-1', seq), 'x', ARGV[at])
+    parts[i + 1] = ARGV[at]
     at = at + 1
     n = n + 1
     seqs[n] = seq
-    mine[i] = seq
   end
   redis.call('XTRIM', log, 'MAXLEN', '~', ARGV[1])
-  redis.call('PUBLISH', ARGV[base + 2], 'S' .. table.concat(mine, ',') .. ARGV[base + 3])
+  redis.call('PUBLISH', ARGV[base + 2], table.concat(parts, '\n'))
 end
 return seqs
 )lua";

@@ -16,6 +16,7 @@ namespace {
 
 // Heartbeats every 500 ms: a room nobody is in stops being fed after one to two of them.
 constexpr int feeds_name_ttl_ms = 1500;
+const std::string feeds_admin_token = "feeds-admin-token-0123456789";
 
 class ClusterFeedsTest : public ::testing::Test {
 protected:
@@ -24,7 +25,8 @@ protected:
         for (const char* id : {"node-a", "node-b"}) {
             const std::string config = "[cluster]\nredis = \"redis://127.0.0.1:" + std::to_string(redis_->port()) +
                                        "\"\nnode_id = \"" + id + "\"\nname_ttl_ms = " +
-                                       std::to_string(feeds_name_ttl_ms) + "\n";
+                                       std::to_string(feeds_name_ttl_ms) + "\n[admin]\ntoken = \"" + feeds_admin_token +
+                                       "\"\n";
             auto node = std::make_unique<daemon_process>(relaxed_rate_args(), config);
             if (!node->wait_for_line(std::string("cluster: node ") + id + " in sync", 0, milliseconds(15000))) {
                 throw std::runtime_error(std::string(id) + " did not get in sync:\n" + node->tail(30));
@@ -161,6 +163,26 @@ TEST_F(ClusterFeedsTest, ARoomNobodyHereIsInAnyMoreIsNoLongerRead) {
     ASSERT_EQ(joined.value("type", ""), "joined") << joined;
     ASSERT_FALSE(joined["history"].empty());
     EXPECT_EQ(joined["history"].back().value("seq", 0), 10);
+}
+
+TEST_F(ClusterFeedsTest, TypingAndAnnouncementsReachTheRoomsMembersOnEveryNode) {
+    ws_client alice = login_on("node-a", "alice");
+    ws_client bob = login_on("node-b", "bob");
+    join_room(alice, "den");
+    join_room(bob, "den");
+    read_until(alice, [](const json& e) { return e.value("type", "") == "presence" && e.value("user", "") == "bob"; });
+    bob.send_json({{"type", "typing"}, {"room", "den"}});
+    EXPECT_EQ(read_until(alice, is_type("typing")).back().value("user", ""), "bob");
+
+    const std::string body = json{{"room", "den"}, {"text", "maintenance at noon"}}.dump();
+    ws_client admin(nodes_.at("node-b")->port());
+    const http_response answered = parse_http_response(admin.raw_http(
+        "POST /admin/announce HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer " +
+        feeds_admin_token + "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+        "\r\n\r\n" + body));
+    ASSERT_EQ(answered.status, 200) << answered.body;
+    EXPECT_EQ(read_until(alice, is_type("system")).back().value("text", ""), "maintenance at noon")
+        << "the announcement crossed to node-a";
 }
 
 }  // namespace

@@ -7,8 +7,13 @@ BUILD_DIR is a Release build with parleyd and parley-load; LOAD (a part of a loa
 interleaved: once against a single parleyd (memory history), once against three parleyd nodes
 sharing a fresh redis-server. Every server process (the one node, or the three nodes and Redis)
 runs on core 0 with one worker each, parley-load on core 1, so both setups get the same CPU.
-In the cluster run the load generator spreads the members over the three nodes (connection i
-to node i mod 3): every message crosses Redis to reach two thirds of its room. Each run waits
+In the cluster run the load generator spreads the connections over the three nodes (connection
+i to node i mod 3) and puts connection i in room i mod R. With one room every message crosses
+Redis to reach two thirds of its room; with 99 rooms (a multiple of 3) each room's members are
+all on one node, which is the layout of "each node holds a third of the members, in separate
+rooms"; with 100 rooms each room has members on every node. For the cluster runs the script also
+reads each node's parley_cluster_messages_received_total and prints the largest node's share of
+all messages (a node that reads only its own rooms reads about a third). Each run waits
 until both cores are idle; the script prints each run's figures as one JSON line and the medians, and for the cluster
 runs Redis's CPU time per say (over the whole load, warm-up included).
 """
@@ -23,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 # The idle-core wait the history figures use too.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -76,6 +82,14 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def messages_received(port):
+    """A node's parley_cluster_messages_received_total, from its /metrics."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    found = re.search(r"^parley_cluster_messages_received_total (\d+)", text, re.M)
+    return int(found.group(1)) if found else None
+
+
 def run(build, cluster, load_args):
     wait_idle()
     workdir = tempfile.mkdtemp(prefix="parley-cluster-bench-")
@@ -96,6 +110,7 @@ def run(build, cluster, load_args):
                               ["--port", ports, "--server-pid", ",".join(pids)],
                               capture_output=True, text=True, timeout=600)
         redis_cpu = cpu_seconds(redis.pid) - redis_cpu_before if redis else 0
+        received = [messages_received(n[2]) for n in nodes] if cluster else []
     finally:
         for daemon, drain, _ in nodes:
             daemon.send_signal(signal.SIGTERM)
@@ -113,6 +128,12 @@ def run(build, cluster, load_args):
         # Redis's CPU over the whole load (warm-up included) per say sent in it.
         result["redis_cpu_s"] = round(redis_cpu, 3)
         result["redis_cpu_us_per_say"] = round(redis_cpu * 1e6 / result["says_sent"], 2)
+    if received and None not in received:
+        # Every message is read by at least one node (its sender's), so the sum of the nodes'
+        # counts over the says sent says how often a message is read; the largest share is the
+        # busiest node's part of all messages (warm-up included).
+        result["messages_received_per_node"] = received
+        result["largest_node_share"] = round(max(received) / max(1, result.get("says_sent", 0)), 3)
     return result
 
 
@@ -127,6 +148,9 @@ def main():
                                    "--window", "8", "--duration", "10"],
         "99 rooms x 10, 99 publishers, window 8": ["fanout", "--connections", "990", "--rooms", "99",
                                                    "--publishers", "99", "--window", "8", "--duration", "10"],
+        "100 rooms x 10 on every node, 100 publishers, window 8": [
+            "fanout", "--connections", "1000", "--rooms", "100", "--publishers", "100", "--window", "8",
+            "--duration", "10"],
     }
     for name, args in loads.items():
         if only not in name:
@@ -153,6 +177,10 @@ def main():
         redis_per_say = [x["redis_cpu_us_per_say"] for x in figures["cluster"] if "redis_cpu_us_per_say" in x]
         if redis_per_say:
             print(f"{name}: Redis CPU per say, median {statistics.median(redis_per_say):.2f} us", flush=True)
+        shares = [x["largest_node_share"] for x in figures["cluster"] if "largest_node_share" in x]
+        if shares:
+            print(f"{name}: the busiest node read {statistics.median(shares):.0%} of all messages (median)",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -38,67 +38,50 @@ TEST(cluster_event, a_message_carries_seq_ts_and_ack_before_its_json) {
     EXPECT_EQ(ticket->re, "\"x\"");
 }
 
-TEST(cluster_event, a_batch_gives_its_events_in_order_and_stops_at_a_fault) {
-    const std::string one = message_event_head("a", "lobby", "ann") + "1\n5\n\n{}";
-    const std::string two = format_event(event_type::join, "a", "lobby", "bob", "{}");
-    std::vector<std::string> seen;
-    std::vector<std::int64_t> seqs;
-    const auto collect = [&seen, &seqs](std::string_view e, std::int64_t seq) {
-        seen.emplace_back(e);
-        seqs.push_back(seq);
-    };
-    const std::string batch = "B\n" + std::to_string(one.size()) + "\n" + one + "\n" + std::to_string(two.size()) +
-                              "\n" + two;
-    EXPECT_TRUE(for_each_published(batch, collect));
-    EXPECT_EQ(seen, (std::vector<std::string>{one, two}));
-    EXPECT_EQ(seqs, (std::vector<std::int64_t>{0, 0}));
-
-    seen.clear();
-    EXPECT_TRUE(for_each_published(two, collect));  // one event alone, as published unbatched
-    EXPECT_EQ(seen, (std::vector<std::string>{two}));
-
-    // Cut short, a length that is not a number, one past the end: the events before it only.
-    for (const std::string& bad : {batch.substr(0, batch.size() - 1), "B\nx\n" + one,
-                                   "B\n" + std::to_string(one.size()) + "\n" + one + "\n99\n" + two}) {
-        seen.clear();
-        EXPECT_FALSE(for_each_published(bad, collect)) << bad;
-        EXPECT_LE(seen.size(), 1u);
-    }
+TEST(cluster_event, a_message_given_its_seq_has_it_spliced_into_its_json) {
+    // A say of a batch kept while a sync reads its snapshot: the seq's place on the seq line.
+    const std::string json_a = R"({"type":"message","room":"lobby","seq":,"ts":5})";
+    const std::string place = std::to_string(json_a.find("\"seq\":") + 6);
+    auto e = parse_event(message_event_head("n", "lobby", "") + place + "\n5\n0.1.7\n" + json_a, 41);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->seq, 41);
+    EXPECT_EQ(e->ts, 5);
+    EXPECT_EQ(e->ack, "0.1.7");
+    EXPECT_EQ(std::string(e->body.substr(0, e->seq_at)) + "41" + std::string(e->body.substr(e->seq_at)),
+              R"({"type":"message","room":"lobby","seq":41,"ts":5})");
+    const std::string far = message_event_head("n", "lobby", "ann") + "999\n5\n\n" + json_a;
+    EXPECT_FALSE(parse_event(far, 41).has_value()) << "an offset past the JSON";
 }
 
-TEST(cluster_event, a_batch_of_says_gives_each_its_seq_spliced_into_its_json) {
-    // What scripts::says publishes: the seqs it gave, then each say with the place of its seq.
-    const std::string json_a = R"({"type":"message","room":"lobby","seq":,"ts":5})";
-    const std::string json_b = R"({"type":"message","room":"den","seq":})";
-    const auto place = [](const std::string& json) { return std::to_string(json.find("\"seq\":") + 6); };
-    const std::string a = message_event_head("n", "lobby", "ann") + place(json_a) + "\n5\n0.1.7\n" + json_a;
-    const std::string b = message_event_head("n", "den", "bob") + place(json_b) + "\n6\n\n" + json_b;
-    const std::string publication = "S41,9\n" + std::to_string(a.size()) + "\n" + a + "\n" +
-                                    std::to_string(b.size()) + "\n" + b;
-    std::vector<cluster_event> events;
-    std::vector<std::string> whole;
-    EXPECT_TRUE(for_each_published(publication, [&](std::string_view text, std::int64_t seq) {
-        auto e = parse_event(text, seq);
-        ASSERT_TRUE(e) << text;
-        whole.push_back(std::string(e->body.substr(0, e->seq_at)) + std::to_string(e->seq) +
-                        std::string(e->body.substr(e->seq_at)));
-        events.push_back(*e);
+TEST(cluster_event, a_room_batch_of_stored_says_reads_as_messages_numbered_from_the_first) {
+    // What scripts::says publishes on a room's channel: its first seq, the room, then each say's
+    // stream entry as stored.
+    const std::string json_d = R"({"type":"message","room":"den","seq":,"ts":7})";
+    const std::string at = std::to_string(json_d.find("\"seq\":") + 6);
+    const std::string x1 = at + "\n7\n0.4.9\nnode-2:1700:11\n" + json_d;
+    const std::string x2 = at + "\n8\n\nnode-3:1800:4\n" + json_d;
+    std::vector<std::string> seen;
+    EXPECT_TRUE(for_each_said("X41\nden\n" + x1 + "\n" + x2, [&](const cluster_event& e) {
+        EXPECT_EQ(e.type, event_type::message);
+        EXPECT_EQ(e.room, "den");
+        seen.push_back(std::string(e.origin) + " " + std::to_string(e.seq) + " " + std::to_string(e.ts) + " " +
+                       std::string(e.ack) + " " + std::string(e.body.substr(0, e.seq_at)) + std::to_string(e.seq) +
+                       std::string(e.body.substr(e.seq_at)));
     }));
-    ASSERT_EQ(events.size(), 2u);
-    EXPECT_EQ(events[0].seq, 41);
-    EXPECT_EQ(events[0].ts, 5);
-    EXPECT_EQ(events[0].ack, "0.1.7");
-    EXPECT_EQ(events[1].seq, 9);
-    EXPECT_EQ(whole[0], R"({"type":"message","room":"lobby","seq":41,"ts":5})");
-    EXPECT_EQ(whole[1], R"({"type":"message","room":"den","seq":9})");
-    // Fewer seqs than events, a seq that is not a number, an offset past the JSON: refused.
-    const auto ignore = [](std::string_view, std::int64_t) {};
-    EXPECT_FALSE(for_each_published("S41\n" + std::to_string(a.size()) + "\n" + a + "\n" + std::to_string(b.size()) +
-                                        "\n" + b,
-                                    ignore));
-    EXPECT_FALSE(for_each_published("Sx\n" + std::to_string(a.size()) + "\n" + a, ignore));
-    const std::string far = message_event_head("n", "lobby", "ann") + "999\n5\n\n" + json_a;
-    EXPECT_FALSE(parse_event(far, 41).has_value());
+    EXPECT_EQ(seen, (std::vector<std::string>{
+                        R"(node-2 41 7 0.4.9 {"type":"message","room":"den","seq":41,"ts":7})",
+                        R"(node-3 42 8  {"type":"message","room":"den","seq":42,"ts":7})"}));
+    EXPECT_TRUE(is_said_batch("X41\nden\n" + x1));
+    // The type letters of single events are followed by a newline: a dead node's event is one.
+    EXPECT_FALSE(is_said_batch(format_event(event_type::node_gone, "node-2", {}, {}, {})));
+    EXPECT_FALSE(is_said_batch(format_event(event_type::system, "node-2", "den", {}, "{}")));
+    const auto ignore = [](const cluster_event&) {};
+    EXPECT_FALSE(for_each_said("X41", ignore)) << "no room";
+    EXPECT_FALSE(for_each_said("X0\nden\n" + x1, ignore));
+    EXPECT_FALSE(for_each_said("Xa\nden\n" + x1, ignore));
+    EXPECT_FALSE(for_each_said("X1\nden\n999\n7\n\nn:1:1\n{}", ignore)) << "offset past the JSON";
+    EXPECT_FALSE(for_each_said("X1\nden\n1\n7\n\nnocolon\n{}", ignore));
+    EXPECT_FALSE(for_each_said("X1\nden\n1\n7\n", ignore)) << "cut short";
 }
 
 TEST(cluster_event, ack_tickets_round_trip) {

@@ -258,7 +258,7 @@ TEST_F(cluster_node_test, a_say_redis_refuses_is_answered_unavailable_with_or_wi
     EXPECT_TRUE(seqs_received(alice).empty());
 }
 
-TEST_F(cluster_node_test, the_says_of_one_pass_go_in_one_script_call_and_one_publication) {
+TEST_F(cluster_node_test, the_says_of_one_pass_go_in_one_script_call_and_one_publication_per_room) {
     test_client& alice = login("alice");
     world_.join(alice, "lobby");
     world_.join(alice, "kitchen");
@@ -274,9 +274,12 @@ TEST_F(cluster_node_test, the_says_of_one_pass_go_in_one_script_call_and_one_pub
     settle();
     EXPECT_EQ(redis_.say_batches, batches_before + 1) << "the three says went in more than one call";
     ASSERT_EQ(redis_.count("say"), 3u);
-    // Grouped by room, each room's in order. The script publishes "S", the seqs, then each say
-    // with the place of its seq in its JSON.
-    std::string batch = "S1,2,1";
+    // Grouped by room, each room's in order. The script publishes on each room's channel "X",
+    // the room's first seq, the room, then each say's stream entry as stored.
+    EXPECT_EQ(redis_.published_on,
+              (std::vector<std::string>{"parley:room:lobby:events", "parley:room:kitchen:events"}));
+    std::string lobby_batch = "X1\nlobby";
+    std::string kitchen_batch = "X1\nkitchen";
     std::vector<std::int64_t> seqs = {1, 2, 1};
     const std::vector<std::string> texts = {"one", "three", "two"};
     for (std::size_t i = 0; i < 3; ++i) {
@@ -285,15 +288,17 @@ TEST_F(cluster_node_test, the_says_of_one_pass_go_in_one_script_call_and_one_pub
         EXPECT_EQ(say->args.at(7), i == 2 ? "kitchen" : "lobby") << "out of order";
         EXPECT_EQ(say->keys.at(0), i == 2 ? "parley:room:kitchen:seq" : "parley:room:lobby:seq");
         EXPECT_NE(say->args.at(4).find("\"" + texts[i] + "\""), std::string::npos) << say->args.at(4);
-        const std::string event = say->args.at(1) + std::to_string(say->args.at(4).size()) + "\n" + say->args.at(2) +
-                                  "\n" + say->args.at(3) + "\n" + say->args.at(4) + say->args.at(5);
-        batch += "\n" + std::to_string(event.size()) + "\n" + event;
+        const std::string x = std::to_string(say->args.at(4).size()) + "\n" + say->args.at(2) + "\n" +
+                              say->args.at(3) + "\n" + say->args.at(8) + ":" + say->args.at(9) + ":" +
+                              say->args.at(10) + "\n" + say->args.at(4) + say->args.at(5);
+        (i == 2 ? kitchen_batch : lobby_batch) += "\n" + x;
         redis_.answer(*say, integer_reply(seqs[i]));
     }
     settle();
     EXPECT_TRUE(alice.received("ack").empty()) << "acked before the messages came back";
 
-    node_.on_channel_message(batch);
+    node_.on_channel_message(lobby_batch);
+    node_.on_channel_message(kitchen_batch);
     settle();
     std::vector<std::string> seen;
     for (const json& reply : alice.take()) {

@@ -180,29 +180,21 @@ private:
     void split_plain_batch(std::span<const std::string_view> keys, std::span<const std::string_view> args,
                            redis_callback done) {
         ++say_batches;
-        // ARGV: stream length, R, per room (name, count, channel, events), then the entries.
+        // ARGV: stream length, R, per room (name, count, channel), then the entries.
         const std::size_t rooms = std::stoul(std::string(args[1]));
-        std::vector<std::string> heads;
         for (std::size_t room = 0; room < rooms; ++room) {
-            for_each_published("B" + std::string(args[5 + 4 * room]), [&heads](std::string_view event, std::int64_t) {
-                std::size_t at = 0;
-                for (int line = 0; line < 4; ++line) {
-                    at = event.find('\n', at) + 1;
-                }
-                heads.emplace_back(event.substr(0, at));
-            });
-            published_on.emplace_back(args[4 + 4 * room]);
+            published_on.emplace_back(args[4 + 3 * room]);
         }
-        const std::size_t count = args.size() - 2 - 4 * rooms;
+        const std::size_t count = args.size() - 2 - 3 * rooms;
         auto shared = std::make_shared<batch>();
         shared->replies.resize(count);
         shared->done = std::move(done);
         std::size_t m = 0;
         for (std::size_t room = 0; room < rooms; ++room) {
-            const std::size_t says = std::stoul(std::string(args[3 + 4 * room]));
+            const std::size_t says = std::stoul(std::string(args[3 + 3 * room]));
             for (std::size_t i = 0; i < says; ++i, ++m) {
                 // x: "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n" and the JSON without its seq
-                std::string_view x = args[2 + 4 * rooms + m];
+                std::string_view x = args[2 + 3 * rooms + m];
                 std::string_view lines[4];
                 for (std::string_view& line : lines) {
                     const std::size_t end = x.find('\n');
@@ -213,14 +205,14 @@ private:
                 const std::string_view said = lines[3];
                 const std::size_t colon = said.find(':');
                 const std::size_t colon2 = said.find(':', colon + 1);
-                std::vector<std::string> message = {std::string(args[4 + 4 * room]),
-                                                    m < heads.size() ? heads[m] : std::string(),
+                std::vector<std::string> message = {std::string(args[4 + 3 * room]),
+                                                    message_event_head(said.substr(0, colon), args[2 + 3 * room], {}),
                                                     std::string(lines[1]),
                                                     std::string(lines[2]),
                                                     std::string(x.substr(0, offset)),
                                                     std::string(x.substr(offset)),
                                                     std::string(args[0]),
-                                                    std::string(args[2 + 4 * room]),
+                                                    std::string(args[2 + 3 * room]),
                                                     std::string(said.substr(0, colon)),
                                                     std::string(said.substr(colon + 1, colon2 - colon - 1)),
                                                     std::string(said.substr(colon2 + 1)),
