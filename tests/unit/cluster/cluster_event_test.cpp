@@ -42,7 +42,9 @@ TEST(cluster_event, a_message_given_its_seq_has_it_spliced_into_its_json) {
     // A say of a batch kept while a sync reads its snapshot: the seq's place on the seq line.
     const std::string json_a = R"({"type":"message","room":"lobby","seq":,"ts":5})";
     const std::string place = std::to_string(json_a.find("\"seq\":") + 6);
-    auto e = parse_event(message_event_head("n", "lobby", "") + place + "\n5\n0.1.7\n" + json_a, 41);
+    // The event's views point into the text, so the text must outlive it.
+    const std::string text = message_event_head("n", "lobby", "") + place + "\n5\n0.1.7\n" + json_a;
+    auto e = parse_event(text, 41);
     ASSERT_TRUE(e);
     EXPECT_EQ(e->seq, 41);
     EXPECT_EQ(e->ts, 5);
