@@ -1,9 +1,16 @@
 #pragma once
 
+#include "rooms/cluster/partitions.hpp"
+
 #include <string>
 #include <string_view>
 
 // Names of the cluster's keys in Redis, all under "parley:" (the scripts build some of them too).
+//
+// Everything of one room, one direct conversation or one user lives in its partition
+// (partitions.hpp): its keys and its channel start "parley:{pN}:", so Redis Cluster keeps them in
+// one slot and a script on them touches one slot. What belongs to the cluster as a whole (its
+// channel, the epoch, the nodes and their users and rooms) has no partition.
 namespace parley::cluster::keys {
 
 inline constexpr std::string_view channel = "parley:events";
@@ -16,40 +23,64 @@ inline std::string key(std::string_view a, std::string_view b, std::string_view 
     return out;
 }
 
-inline std::string name_lease(std::string_view user) { return key("name:", user); }
+// "parley:{pN}:" + kind + name + suffix, N the partition of `owner` (the room's name, the
+// conversation's key, the user's name).
+inline std::string partitioned(std::string_view owner, std::string_view kind, std::string_view name,
+                               std::string_view suffix) {
+    std::string out("parley:");
+    out.append(partition_tag(partition_of(owner))).append(":").append(kind).append(name).append(suffix);
+    return out;
+}
+
+// The layout of the keys below, kept in Redis under layout_key (scripts::migrate_layout moves
+// the keys of an earlier layout).
+inline constexpr std::string_view layout_key = "parley:layout";
+inline constexpr std::string_view layout = "2";
+
+inline std::string name_lease(std::string_view user) { return partitioned(user, "name:", user, {}); }
 inline std::string node_users(std::string_view node) { return key("node:", node, ":users"); }
 inline std::string node_rooms(std::string_view node) { return key("node:", node, ":rooms"); }
-inline std::string room_seq(std::string_view room) { return key("room:", room, ":seq"); }
+inline std::string room_seq(std::string_view room) { return partitioned(room, "room:", room, ":seq"); }
 // A room's channel: its messages (says and numbered events, scripts::says and scripts::say)
 // and its typing notices and announcements. A node subscribes to it while it feeds the room.
-inline constexpr std::string_view room_channel_prefix = "parley:room:";
 inline constexpr std::string_view room_channel_suffix = ":events";
-inline std::string room_channel(std::string_view room) { return key("room:", room, room_channel_suffix); }
-// The room a channel of room_channel() is for; empty for any other channel.
+inline std::string room_channel(std::string_view room) { return partitioned(room, "room:", room, room_channel_suffix); }
+// The room a channel of room_channel() is for ("parley:{pN}:room:" ROOM ":events"); empty for
+// any other channel.
 inline std::string_view room_of_channel(std::string_view name) {
-    if (name.size() <= room_channel_prefix.size() + room_channel_suffix.size() ||
-        !name.starts_with(room_channel_prefix) || !name.ends_with(room_channel_suffix)) {
+    constexpr std::string_view start = "parley:{p";
+    constexpr std::string_view kind = "}:room:";
+    if (!name.starts_with(start) || !name.ends_with(room_channel_suffix)) {
         return {};
     }
-    name.remove_prefix(room_channel_prefix.size());
+    const std::size_t tag_end = name.find(kind, start.size());
+    if (tag_end == std::string_view::npos || tag_end == start.size() ||
+        name.size() <= tag_end + kind.size() + room_channel_suffix.size()) {
+        return {};
+    }
+    name.remove_prefix(tag_end + kind.size());
     name.remove_suffix(room_channel_suffix.size());
     return name;
 }
-inline std::string room_stream(std::string_view room) { return key("room:", room, ":log"); }
+inline std::string room_stream(std::string_view room) { return partitioned(room, "room:", room, ":log"); }
 // A room's settings (roles, bans, mutes, topic, slow mode): a hash from "KIND\nSUBJECT" to the
 // value (rooms/room_settings.hpp), written with the event that changes it.
-inline std::string room_settings(std::string_view room) { return key("room:", room, ":settings"); }
+inline std::string room_settings(std::string_view room) { return partitioned(room, "room:", room, ":settings"); }
 // A room's revised messages (an edit's new text, a deleted message's tombstone): a sorted set of
 // "TS\nJSON" scored by seq, standing in for the stream entries they replaced, which are deleted
 // (scripts::read_log merges the two).
-inline std::string room_revised(std::string_view room) { return key("room:", room, ":revised"); }
+inline std::string room_revised(std::string_view room) { return partitioned(room, "room:", room, ":revised"); }
 // A stored direct conversation, named by its history key ("dm:A:B", rooms/direct_conversations.hpp):
 // a counter and a stream like a room's.
-inline std::string conversation_seq(std::string_view conversation) { return key(conversation, ":seq"); }
-inline std::string conversation_stream(std::string_view conversation) { return key(conversation, ":log"); }
+inline std::string conversation_seq(std::string_view conversation) {
+    return partitioned(conversation, {}, conversation, ":seq");
+}
+inline std::string conversation_stream(std::string_view conversation) {
+    return partitioned(conversation, {}, conversation, ":log");
+}
 // A user's read markers (token mode): a hash from a room's name or a conversation's key to the
 // seq read up to. Its fields are also the list of the user's conversations (welcome).
-inline std::string user_markers(std::string_view user) { return key("user:", user, ":read"); }
+inline std::string user_markers(std::string_view user) { return partitioned(user, "user:", user, ":read"); }
 
 // A stream entry's id for a message: its seq, then 1 (an id must not be 0-0).
 inline std::string stream_id(long long seq) { return std::to_string(seq) + "-1"; }

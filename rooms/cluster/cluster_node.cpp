@@ -213,10 +213,13 @@ void cluster_node::register_and_snapshot() {
     std::string marker = format_event(event_type::marker, options_.node_id, sync_nonce_, {}, {});
     std::vector<std::string> snapshot_args{options_.node_id, std::to_string(rooms::unix_millis()),
                                            std::string(keys::channel), marker};
+    std::vector<std::string> seq_keys;
+    seq_keys.reserve(fed_.size());
     for (const auto& [name, fed] : fed_) {
         snapshot_args.push_back(name);
+        seq_keys.push_back(keys::room_seq(name));
     }
-    eval(scripts::snapshot, {}, snapshot_args,
+    eval(scripts::snapshot, seq_keys, snapshot_args,
          [this, count = sync_count_](std::optional<redis_reply> reply) {
              if (count == sync_count_) {
                  on_snapshot(std::move(reply));

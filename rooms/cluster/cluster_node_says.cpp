@@ -118,9 +118,9 @@ void cluster_node::send_general(const std::vector<const pending_say*>& part, con
     std::deque<std::string> owned;
     std::vector<std::string_view> key_views;
     key_views.reserve(part.size() * 4);
-    std::vector<std::string_view> args = {keys::room_channel_prefix, {}, options_.node_id, incarnation_, {}};
-    args[1] = owned.emplace_back(std::to_string(options_.stream_length));
-    args[4] = owned.emplace_back(std::to_string(part.size()));
+    std::vector<std::string_view> args = {{}, options_.node_id, incarnation_, {}};
+    args[0] = owned.emplace_back(std::to_string(options_.stream_length));
+    args[3] = owned.emplace_back(std::to_string(part.size()));
     std::vector<std::uint64_t> numbers;
     numbers.reserve(part.size());
     for (std::size_t i = 0; i < part.size(); ++i) {
@@ -133,8 +133,9 @@ void cluster_node::send_general(const std::vector<const pending_say*>& part, con
         const std::string_view head = owned.emplace_back(message_event_head(options_.node_id, say.room, say.from));
         const std::string_view ts = owned.emplace_back(std::to_string(say.ts));
         const std::string_view number = owned.emplace_back(std::to_string(say.nonce));
+        const std::string_view channel = owned.emplace_back(keys::room_channel(say.room));
         args.insert(args.end(),
-                    {head, ts, say.ack, say.json_before, say.json_after, say.room, number, resent[i] ? "1" : "0"});
+                    {head, ts, say.ack, say.json_before, say.json_after, channel, number, resent[i] ? "1" : "0"});
         if (say.event) {
             args.insert(args.end(), say.event_args.begin(), say.event_args.end());
         } else {

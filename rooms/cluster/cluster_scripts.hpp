@@ -8,7 +8,9 @@
 // room's seqs reach the channel in the order they were assigned. Loaded (SCRIPT LOAD) on every
 // connect by the transport (see `all` below) and called by their SHA.
 // Keys are named as in cluster_keys.hpp; scripts that walk the node list build key names
-// themselves, so the cluster needs one Redis server (not Redis Cluster's sharding).
+// themselves, so the cluster needs one Redis server (not Redis Cluster's sharding). A script
+// that has to name a partitioned key itself computes its partition as partition_of does
+// (lua_partition_tag below).
 namespace parley::cluster::scripts {
 
 // KEYS: name lease, this node's users hash. ARGV: node, ttl ms, user, channel, login event.
@@ -61,9 +63,8 @@ return 1
 // node sends in one pass of its loop, in order.
 // KEYS: four per message: its room's seq counter, stream, settings hash and revised set
 // (cluster_keys.hpp).
-// ARGV: the prefix of rooms' channels (cluster_keys.hpp: the channel is the prefix, the room,
-// ":events"), stream length, the node, the node's run, the message count N; then per message
-// a block: event head, ts, ack ticket, JSON before the seq, JSON after it, room, the message's
+// ARGV: stream length, the node, the node's run, the message count N; then per message a
+// block: event head, ts, ack ticket, JSON before the seq, JSON after it, its room's channel, the message's
 // number in the node's run, "1" when it is sent again after its answer was lost, and an event's
 // further arguments (cluster_link::submit_event; a say gives 0, 0, 0): S, then S pairs
 // "KIND\nSUBJECT", value (empty: removed) for the settings hash; a guard (0 none; a seq: refused
@@ -77,19 +78,19 @@ return 1
 // when its target was deleted (an edit or delete of a message deleted meanwhile).
 inline constexpr std::string_view say = R"lua(
 local out = {}
-local at = 6
-for m = 1, tonumber(ARGV[5]) do
+local at = 5
+for m = 1, tonumber(ARGV[4]) do
   local k = (m - 1) * 4
   local seq_key, log_key, settings_key, revised_key = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]
   local head, ts, ack, before, after = ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3], ARGV[at + 4]
-  local room, number, resend = ARGV[at + 5], ARGV[at + 6], ARGV[at + 7]
+  local channel, number, resend = ARGV[at + 5], ARGV[at + 6], ARGV[at + 7]
   local settings = tonumber(ARGV[at + 8])
   local settings_at = at + 9
   local guard_arg = ARGV[settings_at + 2 * settings]
   local revisions = tonumber(ARGV[settings_at + 2 * settings + 1])
   local revisions_at = settings_at + 2 * settings + 2
   at = revisions_at + 3 * revisions
-  local said = ARGV[3] .. ':' .. ARGV[4] .. ':' .. number
+  local said = ARGV[2] .. ':' .. ARGV[3] .. ':' .. number
   local result = nil
   if resend == '1' then
     -- stored already, by this script (n) or by a batch of says (x holds it on its own line)?
@@ -117,8 +118,7 @@ for m = 1, tonumber(ARGV[5]) do
   if not result then
     local seq = redis.call('INCR', seq_key)
     local json = before .. seq .. after
-    redis.call('XADD', log_key, 'MAXLEN', '~', ARGV[2], seq .. '-1', 'j', json, 't', ts, 'a', ack, 'n', said)
-    if seq == 1 then redis.call('SADD', 'parley:rooms', room) end
+    redis.call('XADD', log_key, 'MAXLEN', '~', ARGV[1], seq .. '-1', 'j', json, 't', ts, 'a', ack, 'n', said)
     for i = 0, settings - 1 do
       local field, value = ARGV[settings_at + 2 * i], ARGV[settings_at + 2 * i + 1]
       if value == '' then redis.call('HDEL', settings_key, field) else redis.call('HSET', settings_key, field, value) end
@@ -131,9 +131,9 @@ for m = 1, tonumber(ARGV[5]) do
     end
     if revisions > 0 then
       -- what the stream's retention dropped has no use for its revisions (trimmed loosely, as the stream)
-      redis.call('ZREMRANGEBYSCORE', revised_key, '-inf', '(' .. (seq - 2 * tonumber(ARGV[2])))
+      redis.call('ZREMRANGEBYSCORE', revised_key, '-inf', '(' .. (seq - 2 * tonumber(ARGV[1])))
     end
-    redis.call('PUBLISH', ARGV[1] .. room .. ':events', head .. seq .. '\n' .. ts .. '\n' .. ack .. '\n' .. json)
+    redis.call('PUBLISH', channel, head .. seq .. '\n' .. ts .. '\n' .. ack .. '\n' .. json)
     result = seq
   end
   out[m] = result
@@ -162,7 +162,6 @@ for r = 1, rooms do
   local base = 3 * r
   local count = tonumber(ARGV[base + 1])
   local first = redis.call('INCRBY', KEYS[2 * r - 1], count) - count
-  if first == 0 then redis.call('SADD', 'parley:rooms', ARGV[base]) end
   local log = KEYS[2 * r]
   local parts = {string.format('X%d\n', first + 1) .. ARGV[base]}
   for i = 1, count do
@@ -250,8 +249,8 @@ redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 )lua";
 
-// ARGV: node, epoch to use when the cluster has none, channel, marker event, then the rooms this
-// node feeds. Returns {epoch, {node, users, room fields, ...}, {room, last seq, ...}} for the
+// KEYS: the seq counters of the rooms this node feeds. ARGV: node, epoch to use when the cluster
+// has none, channel, marker event, then those rooms' names. Returns {epoch, {node, users, room fields, ...}, {room, last seq, ...}} for the
 // other live nodes and those rooms, then publishes the marker: events before it on the channel
 // are in this answer, events after it are not (the rooms' channels go through the same
 // connection, so the same holds for their messages).
@@ -272,7 +271,7 @@ end
 local rooms = {}
 for i = 5, #ARGV do
   table.insert(rooms, ARGV[i])
-  table.insert(rooms, redis.call('GET', 'parley:room:' .. ARGV[i] .. ':seq') or '0')
+  table.insert(rooms, redis.call('GET', KEYS[i - 4]) or '0')
 end
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return {epoch, nodes, rooms}
@@ -335,15 +334,20 @@ return {seq, 1}
 
 // KEYS: the user's markers hash. Returns {field, marker, last seq, last ts, ...}: each log the
 // user has a marker in, with its last seq (its counter) and the time of its newest stored
-// message (0 when the stream holds none). Builds the logs' key names itself (cluster_keys.hpp):
-// a field starting "dm:" is a conversation, any other a room.
+// message (0 when the stream holds none). Builds the logs' key names itself (cluster_keys.hpp; the
+// partition as migrate_layout computes it): a field starting "dm:" is a conversation, any other a room.
 inline constexpr std::string_view conversations = R"lua(
+local function tag(owner)
+  local h = 37
+  for i = 1, #owner do h = (bit.bxor(h, string.byte(owner, i) % 128) * 51) % 128 end
+  return '{p' .. h .. '}'
+end
 local out = {}
 local markers = redis.call('HGETALL', KEYS[1])
 for i = 1, #markers, 2 do
   local field = markers[i]
-  local base = 'parley:room:' .. field
-  if string.sub(field, 1, 3) == 'dm:' then base = 'parley:' .. field end
+  local base = 'parley:' .. tag(field) .. ':room:' .. field
+  if string.sub(field, 1, 3) == 'dm:' then base = 'parley:' .. tag(field) .. ':' .. field end
   local ts = '0'
   local newest = redis.call('XREVRANGE', base .. ':log', '+', '-', 'COUNT', 1)
   if newest[1] then
@@ -359,6 +363,56 @@ for i = 1, #markers, 2 do
   table.insert(out, ts)
 end
 return out
+)lua";
+
+// ---- the keys' layout ----
+
+// ARGV: the layout key, the layout (cluster_keys.hpp). Moves the keys of the first layout, which
+// had no partitions ("parley:room:ROOM:log"), to their partitions ("parley:{pN}:room:ROOM:log"),
+// once: a Redis whose layout key holds the layout already is left alone. Run by the transport on
+// every connect before the node hears that Redis is up (a plain EVAL: it runs once per connect).
+// A key whose new name exists already is left where it is. The partition is computed as
+// partition_of does: FNV-1a modulo 128 only needs the hash's low 7 bits, which Lua's numbers
+// hold exactly. Returns how many keys moved.
+inline constexpr std::string_view migrate_layout = R"lua(
+if redis.call('GET', ARGV[1]) == ARGV[2] then return 0 end
+local function tag(owner)
+  local h = 37
+  for i = 1, #owner do h = (bit.bxor(h, string.byte(owner, i) % 128) * 51) % 128 end
+  return '{p' .. h .. '}'
+end
+local moved = 0
+local function move(pattern, target_of)
+  local cursor = '0'
+  repeat
+    local page = redis.call('SCAN', cursor, 'MATCH', pattern, 'COUNT', 1000)
+    cursor = page[1]
+    for _, key in ipairs(page[2]) do
+      local target = target_of(key)
+      if target and redis.call('RENAMENX', key, target) == 1 then moved = moved + 1 end
+    end
+  until cursor == '0'
+end
+local kinds = {seq = true, log = true, settings = true, revised = true, read = true}
+move('parley:room:*', function(key)
+  local room, kind = string.match(key, '^parley:room:(.+):(%a+)$')
+  if room and kinds[kind] then return 'parley:' .. tag(room) .. ':room:' .. room .. ':' .. kind end
+end)
+move('parley:dm:*', function(key)
+  local conversation, kind = string.match(key, '^parley:(dm:.+):(%a+)$')
+  if conversation and kinds[kind] then return 'parley:' .. tag(conversation) .. ':' .. conversation .. ':' .. kind end
+end)
+move('parley:user:*', function(key)
+  local user = string.match(key, '^parley:user:(.+):read$')
+  if user then return 'parley:' .. tag(user) .. ':user:' .. user .. ':read' end
+end)
+move('parley:name:*', function(key)
+  local user = string.match(key, '^parley:name:(.+)$')
+  if user then return 'parley:' .. tag(user) .. ':name:' .. user end
+end)
+redis.call('DEL', 'parley:rooms')
+redis.call('SET', ARGV[1], ARGV[2])
+return moved
 )lua";
 
 // Every script above: the transport loads them all (SCRIPT LOAD) on every connect, before the

@@ -12,6 +12,9 @@
 namespace parley::cluster {
 
 inline constexpr std::uint32_t partition_count = 128;
+// The Lua scripts that name partitioned keys themselves (cluster_scripts.hpp) compute the
+// partition from the hash's low 7 bits, which Lua's numbers (doubles) hold exactly.
+static_assert(partition_count == 128, "the scripts' partition function assumes 128 partitions");
 
 // The partition of a room's name, a conversation's key or a user's name (FNV-1a, 64 bits).
 std::uint32_t partition_of(std::string_view name);

@@ -113,6 +113,17 @@ void redis_transport::on_up() {
             }
         });
     }
+    // Keys of an earlier layout (a cluster upgraded in place) move to their partitions before
+    // the node reads or writes any (it is told it is up only now); once moved, this is one GET.
+    commands_->command({"EVAL", scripts::migrate_layout, "0", keys::layout_key, keys::layout},
+                       [](std::optional<redis_reply> reply) {
+                           if (reply && reply->is_error()) {
+                               spdlog::error("cluster: moving the keys of an earlier layout failed: {}", reply->text);
+                           } else if (reply && reply->is_integer() && reply->integer > 0) {
+                               spdlog::info("cluster: moved {} keys of an earlier layout to their partitions",
+                                            reply->integer);
+                           }
+                       });
     up_ = true;
     node_->on_redis_up();
 }

@@ -6,6 +6,7 @@
 #include "test_support.hpp"
 #include "tests/token_minter.hpp"
 
+#include <cstdint>
 #include <map>
 
 namespace parley::integration {
@@ -78,10 +79,22 @@ protected:
             "\r\n\r\n" + text));
     }
 
+    // A room's key as docs/cluster.md names it ("parley:{pN}:room:ROOM" and a suffix), N from the
+    // documented hash (FNV-1a, 64 bits, of the name, modulo 128), computed here without the
+    // daemon's code.
+    static std::string room_key(const std::string& room, const std::string& suffix) {
+        std::uint64_t hash = 14695981039346656037ULL;
+        for (const unsigned char c : room) {
+            hash ^= c;
+            hash *= 1099511628211ULL;
+        }
+        return "parley:{p" + std::to_string(hash % 128) + "}:room:" + room + suffix;
+    }
+
     // Everything Redis holds of a room's messages: its stream and its revised set.
     std::string stored_in_redis(const std::string& room) const {
-        return redis_->command_text({"XRANGE", "parley:room:" + room + ":log", "-", "+"}) +
-               redis_->command_text({"ZRANGE", "parley:room:" + room + ":revised", "0", "-1"});
+        return redis_->command_text({"XRANGE", room_key(room, ":log"), "-", "+"}) +
+               redis_->command_text({"ZRANGE", room_key(room, ":revised"), "0", "-1"});
     }
 
     std::unique_ptr<redis_process> redis_;
@@ -113,7 +126,7 @@ TEST_F(ClusterModerationTest, AMuteOrBanMadeOnOneNodeHoldsOnTheOtherAndAfterItsR
               "ack");
     read_until(mike, is_type("left"));
     expect_error_reply(mike, {{"type", "join"}, {"room", "den"}, {"id", 6}}, "banned");
-    EXPECT_NE(redis_->command_text({"HGETALL", "parley:room:den:settings"}).find("mike"), std::string::npos)
+    EXPECT_NE(redis_->command_text({"HGETALL", room_key("den", ":settings")}).find("mike"), std::string::npos)
         << "the ban is kept in the room's settings hash";
 
     // A node started afresh reads the room's settings from Redis.

@@ -4,6 +4,7 @@
 // conversations come from Redis; dm_history reads the conversation's stream; whatever Redis
 // cannot do is answered `unavailable`, and a dm whose answer was lost is sent again once.
 
+#include "rooms/cluster/cluster_keys.hpp"
 #include "tests/token_minter.hpp"
 #include "tests/unit/cluster/node_fixture.hpp"
 
@@ -29,7 +30,7 @@ protected:
         test_client& c = start_login(user, worker, test_tokens::token_for(user));
         if (redis_.count("conversations") > 0) {
             auto load = redis_.take("conversations");
-            EXPECT_EQ(load->keys, (std::vector<std::string>{"parley:user:" + std::string(user) + ":read"}));
+            EXPECT_EQ(load->keys, (std::vector<std::string>{keys::user_markers(user)}));
             EXPECT_TRUE(c.output.frames.empty()) << "answered before the welcome";
             redis_.answer(*load, listed);
             settle();
@@ -58,8 +59,8 @@ TEST_F(cluster_conversations_test, a_dm_is_one_script_its_sender_gets_copy_then_
     settle();
     auto call = redis_.take("dm");
     ASSERT_TRUE(call);
-    EXPECT_EQ(call->keys, (std::vector<std::string>{"parley:dm:alice:bob:seq", "parley:dm:alice:bob:log",
-                                                    "parley:user:alice:read", "parley:user:bob:read"}));
+    EXPECT_EQ(call->keys, (std::vector<std::string>{keys::conversation_seq("dm:alice:bob"), keys::conversation_stream("dm:alice:bob"),
+                                                    keys::user_markers("alice"), keys::user_markers("bob")}));
     EXPECT_EQ(call->args.at(0), "parley:events");
     EXPECT_EQ(call->args.at(5), "100") << "bounded like a room's stream";
     EXPECT_EQ(call->args.at(6), "dm:alice:bob");
@@ -152,7 +153,7 @@ TEST_F(cluster_conversations_test, read_markers_are_saved_in_redis_and_reach_the
     settle();
     auto call = redis_.take("read_marker");
     ASSERT_TRUE(call);
-    EXPECT_EQ(call->keys, (std::vector<std::string>{"parley:user:alice:read", "parley:dm:alice:bob:seq"}));
+    EXPECT_EQ(call->keys, (std::vector<std::string>{keys::user_markers("alice"), keys::conversation_seq("dm:alice:bob")}));
     EXPECT_EQ(call->args, (std::vector<std::string>{"dm:alice:bob", "9", "1"}));
     redis_.answer(*call, array_reply({integer_reply(4), integer_reply(1)}));  // clamped to the last seq
     settle();
@@ -186,7 +187,7 @@ TEST_F(cluster_conversations_test, read_markers_are_saved_in_redis_and_reach_the
     settle();
     auto room_call = redis_.take("read_marker");
     ASSERT_TRUE(room_call);
-    EXPECT_EQ(room_call->keys, (std::vector<std::string>{"parley:user:alice:read", "parley:room:lobby:seq"}));
+    EXPECT_EQ(room_call->keys, (std::vector<std::string>{keys::user_markers("alice"), keys::room_seq("lobby")}));
     EXPECT_EQ(room_call->args, (std::vector<std::string>{"lobby", "3", "0"}));
     redis_.answer(*room_call, array_reply({integer_reply(0), integer_reply(1)}));  // the room has no message yet
     settle();
@@ -231,7 +232,7 @@ TEST_F(cluster_conversations_test, dm_history_reads_the_conversations_stream) {
     auto read = redis_.take("XREVRANGE");
     ASSERT_TRUE(read);
     EXPECT_EQ(read->argv,
-              (std::vector<std::string>{"XREVRANGE", "parley:dm:alice:bob:log", "9-1", "1-1", "COUNT", "2"}));
+              (std::vector<std::string>{"XREVRANGE", keys::conversation_stream("dm:alice:bob"), "9-1", "1-1", "COUNT", "2"}));
     auto entry = [](std::int64_t seq) {
         return array_reply({string_reply(keys::stream_id(seq)),
                             strings_reply({"j", json_of(protocol::encode_dm("alice", "bob", "m" + std::to_string(seq),
@@ -252,7 +253,7 @@ TEST_F(cluster_conversations_test, dm_history_reads_the_conversations_stream) {
     auto forward = redis_.take("XRANGE");
     ASSERT_TRUE(forward);
     EXPECT_EQ(forward->argv,
-              (std::vector<std::string>{"XRANGE", "parley:dm:alice:bob:log", "4-1", "+", "COUNT", "5"}));
+              (std::vector<std::string>{"XRANGE", keys::conversation_stream("dm:alice:bob"), "4-1", "+", "COUNT", "5"}));
     redis_.answer(*forward, std::nullopt);
     settle();
     EXPECT_TRUE(is_error(bob.take_one(), "unavailable", 9));

@@ -3,6 +3,7 @@
 // room nobody here is in stops being fed, and a sync subscribes the rooms joined while Redis was
 // away before it reads its snapshot.
 
+#include "rooms/cluster/cluster_keys.hpp"
 #include "tests/unit/cluster/node_fixture.hpp"
 
 #include <gtest/gtest.h>
@@ -16,7 +17,7 @@ namespace {
 using rooms::tests::json;
 using rooms::tests::test_client;
 
-const std::string lobby_channel = "parley:room:lobby:events";
+const std::string lobby_channel = keys::room_channel("lobby");
 
 std::vector<std::int64_t> history_seqs(const json& joined) {
     std::vector<std::int64_t> out;
@@ -42,7 +43,7 @@ TEST_F(cluster_node_test, a_join_into_a_room_not_fed_here_waits_until_it_is_caug
     settle();
     auto get = redis_.take("GET");
     ASSERT_TRUE(get);
-    EXPECT_EQ(get->argv, (std::vector<std::string>{"GET", "parley:room:lobby:seq"}));
+    EXPECT_EQ(get->argv, (std::vector<std::string>{"GET", keys::room_seq("lobby")}));
     // Said after the subscription, before the seq was read: it waits for the room.
     node_.on_channel_message(message_event("b", "lobby", "bob", "three", 3));
     redis_.answer(*get, string_reply("2"));
@@ -117,6 +118,7 @@ TEST_F(cluster_node_test, a_room_joined_while_redis_was_away_is_subscribed_befor
     auto snapshot = redis_.take("snapshot");
     ASSERT_TRUE(snapshot);
     EXPECT_EQ(snapshot->args.back(), "lobby") << "its seq is read with the snapshot";
+    EXPECT_EQ(snapshot->keys, std::vector<std::string>{keys::room_seq("lobby")}) << "named, not built by the script";
 }
 
 TEST_F(cluster_node_test, requests_behind_a_waiting_join_are_bounded) {

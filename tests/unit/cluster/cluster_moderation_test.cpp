@@ -4,6 +4,7 @@
 // every node; an edit of a message deleted meanwhile is answered message_not_found, and nothing
 // is made on this node alone while Redis is away.
 
+#include "rooms/cluster/cluster_keys.hpp"
 #include "tests/token_minter.hpp"
 #include "tests/unit/cluster/node_fixture.hpp"
 
@@ -81,8 +82,8 @@ TEST_F(cluster_moderation_test, a_ban_goes_to_redis_with_its_setting_and_changes
     settle();
     auto call = redis_.take("say");
     ASSERT_TRUE(call);
-    EXPECT_EQ(call->keys, (std::vector<std::string>{"parley:room:lobby:seq", "parley:room:lobby:log",
-                                                    "parley:room:lobby:settings", "parley:room:lobby:revised"}));
+    EXPECT_EQ(call->keys, (std::vector<std::string>{keys::room_seq("lobby"), keys::room_stream("lobby"),
+                                                    keys::room_settings("lobby"), keys::room_revised("lobby")}));
     const std::vector<std::string> tail(call->args.begin() + event_args_at, call->args.end());
     ASSERT_EQ(tail.size(), 5u);
     EXPECT_EQ(tail[0], "1");

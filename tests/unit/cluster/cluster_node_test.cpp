@@ -3,6 +3,7 @@
 // Redis lost and regained, and the failure contract (nothing waits for an answer that never
 // comes).
 
+#include "rooms/cluster/cluster_keys.hpp"
 #include "tests/unit/cluster/node_fixture.hpp"
 
 #include <gtest/gtest.h>
@@ -59,7 +60,7 @@ TEST_F(cluster_node_test, a_seq_gap_fetches_the_missing_range_and_holds_later_me
     settle();
     auto fetch = redis_.take("read_log oldest");
     ASSERT_TRUE(fetch);
-    EXPECT_EQ(fetch->keys, (std::vector<std::string>{"parley:room:lobby:log", "parley:room:lobby:revised"}));
+    EXPECT_EQ(fetch->keys, (std::vector<std::string>{keys::room_stream("lobby"), keys::room_revised("lobby")}));
     EXPECT_EQ(fetch->args, (std::vector<std::string>{"2", "3", "2", "0"}));
     node_.on_channel_message(message_event("b", "lobby", "bob", "five", 5));
     settle();
@@ -153,7 +154,7 @@ TEST_F(cluster_node_test, a_name_taken_by_another_node_closes_its_session_here) 
     EXPECT_TRUE(redis_.take("heartbeat"));
     auto renew = redis_.take("renew_names");
     ASSERT_TRUE(renew);
-    ASSERT_EQ(renew->keys, (std::vector<std::string>{"parley:name:alice", "parley:name:bob"}));
+    ASSERT_EQ(renew->keys, (std::vector<std::string>{keys::name_lease("alice"), keys::name_lease("bob")}));
     redis_.answer(*renew, array_reply({integer_reply(1)}));  // the first lease is another node's now
     settle();
 
@@ -169,7 +170,7 @@ TEST_F(cluster_node_test, a_name_taken_by_another_node_closes_its_session_here) 
     settle();
     auto next = redis_.take("renew_names");
     ASSERT_TRUE(next);
-    EXPECT_EQ(next->keys, (std::vector<std::string>{"parley:name:bob"}));
+    EXPECT_EQ(next->keys, (std::vector<std::string>{keys::name_lease("bob")}));
 }
 
 TEST_F(cluster_node_test, redis_lost_moves_a_room_to_a_detached_epoch_and_back) {
@@ -277,7 +278,7 @@ TEST_F(cluster_node_test, the_says_of_one_pass_go_in_one_script_call_and_one_pub
     // Grouped by room, each room's in order. The script publishes on each room's channel "X",
     // the room's first seq, the room, then each say's stream entry as stored.
     EXPECT_EQ(redis_.published_on,
-              (std::vector<std::string>{"parley:room:lobby:events", "parley:room:kitchen:events"}));
+              (std::vector<std::string>{keys::room_channel("lobby"), keys::room_channel("kitchen")}));
     std::string lobby_batch = "X1\nlobby";
     std::string kitchen_batch = "X1\nkitchen";
     std::vector<std::int64_t> seqs = {1, 2, 1};
@@ -286,7 +287,7 @@ TEST_F(cluster_node_test, the_says_of_one_pass_go_in_one_script_call_and_one_pub
         auto say = redis_.take("say");
         ASSERT_TRUE(say);
         EXPECT_EQ(say->args.at(7), i == 2 ? "kitchen" : "lobby") << "out of order";
-        EXPECT_EQ(say->keys.at(0), i == 2 ? "parley:room:kitchen:seq" : "parley:room:lobby:seq");
+        EXPECT_EQ(say->keys.at(0), i == 2 ? keys::room_seq("kitchen") : keys::room_seq("lobby"));
         EXPECT_NE(say->args.at(4).find("\"" + texts[i] + "\""), std::string::npos) << say->args.at(4);
         const std::string x = std::to_string(say->args.at(4).size()) + "\n" + say->args.at(2) + "\n" +
                               say->args.at(3) + "\n" + say->args.at(8) + ":" + say->args.at(9) + ":" +
@@ -318,7 +319,7 @@ TEST_F(cluster_node_test, depart_finishes_when_redis_cannot_answer) {
     settle();
     auto depart = redis_.take("depart");
     ASSERT_TRUE(depart);
-    EXPECT_EQ(depart->keys, (std::vector<std::string>{"parley:name:alice"}));
+    EXPECT_EQ(depart->keys, (std::vector<std::string>{keys::name_lease("alice")}));
     EXPECT_FALSE(done);
     redis_.answer(*depart, std::nullopt);
     settle();

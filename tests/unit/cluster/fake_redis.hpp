@@ -5,6 +5,7 @@
 // Answers run on "the cluster's thread", which is the test's: queued, and run by run().
 
 #include "rooms/cluster/cluster_event.hpp"
+#include "rooms/cluster/cluster_keys.hpp"
 #include "rooms/cluster/cluster_scripts.hpp"
 #include "rooms/cluster/redis_link.hpp"
 
@@ -228,23 +229,34 @@ private:
 
     // A call of the say script holds a batch of messages (cluster_scripts.hpp). Each message is
     // kept as a call of its own, "say", with its four keys and its arguments laid out as one
-    // message's: channel, head, ts, ack, JSON before, JSON after, stream length, room, node,
+    // message's: its room's channel, head, ts, ack, JSON before, JSON after, stream length, room
+    // (read back from the channel's name), node,
     // run, number, sent again, then an event's further arguments. The batch is answered once
     // every message is: an array of their replies, or nullopt (or the error) when the test lost
     // (or refused) any of them, as Redis answers the whole call.
     void split_batch(std::span<const std::string_view> keys, std::span<const std::string_view> args,
                      redis_callback done) {
         ++say_batches;
-        const std::size_t count = std::stoul(std::string(args[4]));
+        // ARGV: stream length, node, run, N, then per message: head, ts, ack, JSON before, JSON
+        // after, channel, number, sent again, event arguments.
+        const std::size_t count = std::stoul(std::string(args[3]));
         auto shared = std::make_shared<batch>();
         shared->replies.resize(count);
         shared->done = std::move(done);
-        std::size_t at = 5;
+        std::size_t at = 4;
         for (std::size_t m = 0; m < count; ++m) {
-            std::vector<std::string> message = {std::string(args[0]), std::string(args[at]),     std::string(args[at + 1]),
-                                                std::string(args[at + 2]), std::string(args[at + 3]),
-                                                std::string(args[at + 4]), std::string(args[1]), std::string(args[at + 5]),
-                                                std::string(args[2]),      std::string(args[3]), std::string(args[at + 6]),
+            const std::string_view channel = args[at + 5];
+            std::vector<std::string> message = {std::string(channel),
+                                                std::string(args[at]),
+                                                std::string(args[at + 1]),
+                                                std::string(args[at + 2]),
+                                                std::string(args[at + 3]),
+                                                std::string(args[at + 4]),
+                                                std::string(args[0]),
+                                                std::string(keys::room_of_channel(channel)),
+                                                std::string(args[1]),
+                                                std::string(args[2]),
+                                                std::string(args[at + 6]),
                                                 std::string(args[at + 7])};
             std::size_t rest = at + 8;
             const std::size_t settings = std::stoul(std::string(args[rest]));

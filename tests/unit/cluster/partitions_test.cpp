@@ -2,6 +2,8 @@
 
 #include "rooms/cluster/partitions.hpp"
 
+#include "rooms/cluster/cluster_keys.hpp"
+
 #include <gtest/gtest.h>
 
 #include <set>
@@ -31,6 +33,49 @@ TEST(Partitions, TagIsWhatRedisClusterHashes) {
     EXPECT_EQ(partition_tag(17), "{p17}");
     EXPECT_EQ(key_slot("parley:" + partition_tag(17) + ":room:lobby:log"), key_slot("p17"));
     EXPECT_EQ(key_slot("parley:" + partition_tag(17) + ":user:ann"), key_slot("p17"));
+}
+
+TEST(Partitions, KnownNamesKeepTheirPartitions) {
+    // Pinned: the keys in every cluster's Redis are named by these (and migrate_layout's Lua
+    // computes the same), so a change here would orphan every room's history.
+    EXPECT_EQ(partition_of("lobby"), 51u);
+    EXPECT_EQ(partition_of("kitchen"), 15u);
+    EXPECT_EQ(partition_of("dm:alice:bob"), 17u);
+    EXPECT_EQ(partition_of("alice"), 7u);
+    EXPECT_EQ(partition_of("g\xc3\xa9n\xc3\xa9ral"), 15u);  // bytes above 127 count whole
+}
+
+TEST(Partitions, EveryKeyOfARoomConversationOrUserSharesItsSlot) {
+    EXPECT_EQ(keys::room_stream("lobby"), "parley:{p51}:room:lobby:log");
+    EXPECT_EQ(keys::room_seq("lobby"), "parley:{p51}:room:lobby:seq");
+    EXPECT_EQ(keys::room_settings("lobby"), "parley:{p51}:room:lobby:settings");
+    EXPECT_EQ(keys::room_revised("lobby"), "parley:{p51}:room:lobby:revised");
+    EXPECT_EQ(keys::room_channel("lobby"), "parley:{p51}:room:lobby:events");
+    EXPECT_EQ(keys::conversation_seq("dm:alice:bob"), "parley:{p17}:dm:alice:bob:seq");
+    EXPECT_EQ(keys::conversation_stream("dm:alice:bob"), "parley:{p17}:dm:alice:bob:log");
+    EXPECT_EQ(keys::user_markers("alice"), "parley:{p7}:user:alice:read");
+    EXPECT_EQ(keys::name_lease("alice"), "parley:{p7}:name:alice");
+    for (const std::string room : {"lobby", "kitchen", "a:b:c", "{x}"}) {
+        const std::uint16_t slot = key_slot(keys::room_seq(room));
+        EXPECT_EQ(slot, key_slot("p" + std::to_string(partition_of(room)))) << room;
+        for (const std::string& key : {keys::room_stream(room), keys::room_settings(room), keys::room_revised(room),
+                                       keys::room_channel(room)}) {
+            EXPECT_EQ(key_slot(key), slot) << key;
+        }
+    }
+    // A conversation's revised set (edits of dms) is named as a room's, in the conversation's slot.
+    EXPECT_EQ(key_slot(keys::room_revised("dm:alice:bob")), key_slot(keys::conversation_stream("dm:alice:bob")));
+}
+
+TEST(Partitions, ARoomsChannelNamesItsRoom) {
+    EXPECT_EQ(keys::room_of_channel(keys::room_channel("lobby")), "lobby");
+    EXPECT_EQ(keys::room_of_channel(keys::room_channel("a:b:events")), "a:b:events");
+    EXPECT_EQ(keys::room_of_channel(keys::room_channel("}:room:x")), "}:room:x");
+    EXPECT_EQ(keys::room_of_channel(keys::channel), "");
+    EXPECT_EQ(keys::room_of_channel("parley:room:lobby:events"), "") << "the first layout's channel";
+    EXPECT_EQ(keys::room_of_channel("parley:{p51}:room::events"), "") << "no room";
+    EXPECT_EQ(keys::room_of_channel("parley:{}:room:lobby:events"), "") << "no partition";
+    EXPECT_EQ(keys::room_of_channel("parley:{p51}:user:lobby:events"), "");
 }
 
 TEST(Partitions, SlotsAreRedisClusters) {
