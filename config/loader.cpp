@@ -194,6 +194,10 @@ private:
     std::optional<option_value> convert_strings(const option& o, const toml::node& node, int line) {
         const toml::array* array = node.as_array();
         if (array == nullptr) {
+            if (const auto* single = node.as_string(); single != nullptr && o.one_or_list) {
+                // "" is the empty list, as it was when the option took one string.
+                return single->get().empty() ? std::vector<std::string>{} : std::vector<std::string>{single->get()};
+            }
             return type_error(o, node, line);
         }
         std::vector<std::string> entries;

@@ -55,7 +55,7 @@ std::string check_user_name(std::string_view text) {
 
 std::string check_redis_url(std::string_view text) {
     std::string why;
-    if (text.empty() || parse_redis_url(text, &why)) {
+    if (parse_redis_url(text, &why)) {
         return {};
     }
     return why;

@@ -19,7 +19,7 @@ std::string check_ws_path(std::string_view text);
 std::string check_origin(std::string_view text);
 // 1-32 characters of A-Z a-z 0-9 _ . - (a member of a private permanent room).
 std::string check_user_name(std::string_view text);
-// Empty, or a URL parse_redis_url() accepts (cluster.redis).
+// A URL parse_redis_url() accepts (an entry of cluster.redis).
 std::string check_redis_url(std::string_view text);
 // Empty, or 1-64 characters of A-Z a-z 0-9 _ . - (cluster.node_id).
 std::string check_node_id(std::string_view text);

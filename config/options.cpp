@@ -421,11 +421,13 @@ void add_admin_log_metrics_cluster_options(std::vector<option>& out) {
 
         // ---- [cluster] ----
         field<&settings::cluster_redis>({.section = "cluster", .key = "redis",
-            .help = "The Redis server the nodes of a cluster share, as redis://HOST:PORT (or "
-                    "redis://:PASSWORD@HOST:PORT). Nodes pointing at one Redis share rooms, presence, direct "
-                    "messages, name uniqueness and history. Empty: this daemon is a single node and nothing "
-                    "of the cluster runs.",
-            .flag = "--cluster-redis", .value_name = "URL", .check = &check_redis_url, .secret = true}),
+            .help = "The Redis servers the nodes of a cluster share, as redis://HOST:PORT (or "
+                    "redis://:PASSWORD@HOST:PORT): one URL, or a list of them to spread the rooms over several "
+                    "servers (shards), the same list in the same order on every node. Nodes pointing at the same "
+                    "Redis share rooms, presence, direct messages, name uniqueness and history. Empty: this daemon "
+                    "is a single node and nothing of the cluster runs.",
+            .flag = "--cluster-redis", .value_name = "URL[,URL...]", .check = &check_redis_url, .secret = true,
+            .one_or_list = true}),
         field<&settings::cluster_node_id>({.section = "cluster", .key = "node_id",
             .help = "This node's name in the cluster, unique among the nodes: 1-64 characters of A-Z a-z "
                     "0-9 _ . -. Empty: the machine's host name.",

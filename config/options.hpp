@@ -46,6 +46,7 @@ struct option {
                                                   // choice: filled in by the table (choice_words)
     std::string (*check)(std::string_view) = nullptr;  // string, list entry: what is wrong, or ""
     bool secret = false;           // never written to a log (reloads say only that it changed)
+    bool one_or_list = false;      // string_list: the file may give one string for a list of one
 
     // Accessors of the settings field, filled in by the table.
     std::string (*text_of)(const settings&) = nullptr;

@@ -56,6 +56,15 @@ std::vector<std::string> problems(const settings& s) {
             }
         }
     }
+    for (std::size_t i = 0; i < s.cluster_redis.size(); ++i) {
+        for (std::size_t j = 0; j < i; ++j) {
+            if (s.cluster_redis[j] == s.cluster_redis[i]) {
+                // Two shards on one server would hold each other's keys and hear each other's channels.
+                out.push_back("cluster.redis lists entry " + std::to_string(j + 1) + " again as entry " +
+                              std::to_string(i + 1) + "; each shard must be a server of its own");
+            }
+        }
+    }
     if (s.auth_mode == auth_mode::token && s.auth_token_secret.size() < 32) {
         out.push_back("auth.token_secret must be at least 32 bytes when auth.mode is \"token\" (it is " +
                       std::to_string(s.auth_token_secret.size()) + "): a short HS256 key can be guessed");

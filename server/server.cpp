@@ -27,12 +27,17 @@ using asio::ip::tcp;
 
 namespace {
 
-config::redis_endpoint cluster_redis_from(const config::settings& s) {
-    std::string why;
-    if (auto endpoint = config::parse_redis_url(s.cluster_redis, &why)) {
-        return *endpoint;
+std::vector<config::redis_endpoint> cluster_redis_from(const config::settings& s) {
+    std::vector<config::redis_endpoint> shards;
+    for (const std::string& url : s.cluster_redis) {
+        std::string why;
+        auto endpoint = config::parse_redis_url(url, &why);
+        if (!endpoint) {
+            throw std::runtime_error("cluster.redis " + why);
+        }
+        shards.push_back(std::move(*endpoint));
     }
-    throw std::runtime_error("cluster.redis " + why);
+    return shards;
 }
 
 void report_cluster(cluster::report_level level, std::string_view line) {

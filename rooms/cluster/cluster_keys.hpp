@@ -2,6 +2,8 @@
 
 #include "rooms/cluster/partitions.hpp"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -81,6 +83,36 @@ inline std::string conversation_stream(std::string_view conversation) {
 // A user's read markers (token mode): a hash from a room's name or a conversation's key to the
 // seq read up to. Its fields are also the list of the user's conversations (welcome).
 inline std::string user_markers(std::string_view user) { return partitioned(user, "user:", user, ":read"); }
+
+// The partition of a room's key or channel ("parley:{pN}:room:..."); nullopt for any other.
+inline std::optional<std::uint32_t> room_partition(std::string_view key) {
+    constexpr std::string_view start = "parley:{p";
+    constexpr std::string_view kind = "}:room:";
+    if (!key.starts_with(start)) {
+        return std::nullopt;
+    }
+    std::uint32_t partition = 0;
+    std::size_t at = start.size();
+    for (; at < key.size() && at < start.size() + 3 && key[at] >= '0' && key[at] <= '9'; ++at) {
+        partition = partition * 10 + static_cast<std::uint32_t>(key[at] - '0');
+    }
+    if (at == start.size() || partition >= partition_count || key.substr(at, kind.size()) != kind) {
+        return std::nullopt;
+    }
+    return partition;
+}
+
+// Which of `shards` standalone Redis servers holds a key or channel. The rooms are spread: a
+// room's keys and channel live on its partition's shard (shard_of_partition). Everything else
+// (the cluster's channel, epoch and nodes, names, direct conversations, read markers) lives on
+// the first server, so every script that touches it runs on one server.
+inline std::uint32_t shard_of_key(std::string_view key, std::uint32_t shards) {
+    if (shards <= 1) {
+        return 0;
+    }
+    const auto partition = room_partition(key);
+    return partition ? shard_of_partition(*partition, shards) : 0;
+}
 
 // A stream entry's id for a message: its seq, then 1 (an id must not be 0-0).
 inline std::string stream_id(long long seq) { return std::to_string(seq) + "-1"; }

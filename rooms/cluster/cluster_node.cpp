@@ -112,6 +112,8 @@ void cluster_node::on_redis_down() {
     catching_up_.clear();
     buffered_.clear();
     snapshot_.reset();
+    sync_seqs_.clear();
+    sync_reads_ = 0;
     // The rooms' subscriptions stay (the connection makes them again); each is caught up again
     // at the next sync, and until then no join waits for it: joins are served here alone.
     sync_subscriptions_ = 0;
@@ -213,11 +215,19 @@ void cluster_node::register_and_snapshot() {
     std::string marker = format_event(event_type::marker, options_.node_id, sync_nonce_, {}, {});
     std::vector<std::string> snapshot_args{options_.node_id, std::to_string(rooms::unix_millis()),
                                            std::string(keys::channel), marker};
+    // The fed rooms' seqs: those on the first shard with the snapshot, the others' from their
+    // shards (their channels are subscribed already, so nothing said after the read is missed).
     std::vector<std::string> seq_keys;
     seq_keys.reserve(fed_.size());
+    std::vector<std::string> elsewhere;
+    const std::uint32_t shards = link_.shard_count();
     for (const auto& [name, fed] : fed_) {
-        snapshot_args.push_back(name);
-        seq_keys.push_back(keys::room_seq(name));
+        if (shard_of_partition(partition_of(name), shards) == 0) {
+            snapshot_args.push_back(name);
+            seq_keys.push_back(keys::room_seq(name));
+        } else {
+            elsewhere.push_back(name);
+        }
     }
     eval(scripts::snapshot, seq_keys, snapshot_args,
          [this, count = sync_count_](std::optional<redis_reply> reply) {
@@ -225,6 +235,24 @@ void cluster_node::register_and_snapshot() {
                  on_snapshot(std::move(reply));
              }
          });
+    sync_seqs_.clear();
+    sync_reads_ = elsewhere.size();
+    for (const std::string& room : elsewhere) {
+        command({"GET", keys::room_seq(room)}, [this, room, count = sync_count_](std::optional<redis_reply> reply) {
+            if (count != sync_count_ || phase_ != phase::syncing || !reply) {
+                return;  // a lost shard: the sync starts over when it returns
+            }
+            std::int64_t seq = 0;
+            if (reply->is_error()) {
+                report(report_level::error, "reading room '" + room + "' from redis failed: " + reply->text);
+            } else if (!reply->text.empty()) {
+                parse_number(std::string_view(reply->text), seq);
+            }
+            sync_seqs_[room] = seq;
+            --sync_reads_;
+            finish_sync_if_ready();
+        });
+    }
 }
 
 void cluster_node::on_snapshot(std::optional<redis_reply> reply) {
@@ -242,7 +270,7 @@ void cluster_node::on_snapshot(std::optional<redis_reply> reply) {
 }
 
 void cluster_node::finish_sync_if_ready() {
-    if (!marker_seen_ || !snapshot_ || hub_ == nullptr) {
+    if (!marker_seen_ || !snapshot_ || sync_reads_ > 0 || hub_ == nullptr) {
         return;
     }
     const auto& parts = snapshot_->elements;
@@ -318,6 +346,10 @@ void cluster_node::apply_snapshot_rooms(const redis_reply& rooms_listed) {
         parse_number(std::string_view(listed[i + 1].text), seq);
         seqs[listed[i].text] = seq;
     }
+    for (const auto& [name, seq] : sync_seqs_) {
+        seqs[name] = seq;
+    }
+    sync_seqs_.clear();
     for (const auto& [name, fed] : fed_) {
         seqs.try_emplace(name, 0);
     }

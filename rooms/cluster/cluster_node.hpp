@@ -220,6 +220,7 @@ private:
     void flush_says();
     // One call for a run of plain says (scripts::says), or for events and says sent again
     // (scripts::say, with resent[i] for part[i]).
+    void send_part(const std::vector<const pending_say*>& part, const std::vector<bool>& resent, bool plain);
     void send_plain_says(const std::vector<const pending_say*>& part);
     void send_general(const std::vector<const pending_say*>& part, const std::vector<bool>& resent);
     // The answer to a batch: each message's part of it, to on_say_answer.
@@ -260,6 +261,12 @@ private:
     void deliver_dm(std::string_view user, std::string_view json);
 
     // Stored direct conversations (cluster_node_conversations.cpp).
+    // A read marker saved by scripts::read_marker; last: the log's last seq when it was read on
+    // another shard (log_seq is empty then).
+    void save_marker(const std::string& markers, const std::string& log_seq, const std::string& key, std::int64_t seq,
+                     const std::string& last, bool conversation, std::function<void(rooms::read_outcome)> answer);
+    void load_conversations_sharded(const std::string& user,
+                                    std::function<void(std::optional<std::vector<rooms::marked_log>>)> answer);
     void send_stored_dm(const pending_dm& dm, bool resend = false);
     void on_dm_answer(std::uint64_t nonce, std::optional<redis_reply> reply);
     // The sender's copy and ack, or `unavailable`, to the sending session.
@@ -298,6 +305,9 @@ private:
     std::uint64_t sync_count_ = 0;
     bool marker_seen_ = false;
     std::optional<redis_reply> snapshot_;
+    // The seqs of fed rooms on shards other than the first, read beside the snapshot.
+    std::map<std::string, std::int64_t, std::less<>> sync_seqs_;
+    std::size_t sync_reads_ = 0;  // of those, not answered yet
     // Channel events after the marker, before the snapshot applied (with their batch's seq).
     std::vector<std::pair<std::string, std::int64_t>> buffered_;
 

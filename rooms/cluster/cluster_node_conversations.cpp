@@ -148,9 +148,40 @@ void cluster_node::save_read(std::string_view user, std::string_view key, std::i
             return;
         }
         const bool conversation = rooms::direct_conversations::is_conversation_key(key);
-        eval(scripts::read_marker,
-             {keys::user_markers(user), conversation ? keys::conversation_seq(key) : keys::room_seq(key)},
-             {key, std::to_string(seq), conversation ? "1" : "0"},
+        std::string markers = keys::user_markers(user);
+        std::string log_seq = conversation ? keys::conversation_seq(key) : keys::room_seq(key);
+        const std::uint32_t shards = link_.shard_count();
+        if (keys::shard_of_key(log_seq, shards) != keys::shard_of_key(markers, shards)) {
+            // The room lives on another shard: its last seq is read there first.
+            command({"GET", log_seq}, [this, markers = std::move(markers), key, seq,
+                                       answer = std::move(answer)](std::optional<redis_reply> last) mutable {
+                if (!is_ok(last)) {
+                    if (last) {
+                        report(report_level::error, "saving a read marker failed: " + last->text);
+                    }
+                    answer({});
+                    return;
+                }
+                save_marker(markers, {}, key, seq, last->text.empty() ? "0" : last->text, false, std::move(answer));
+            });
+            return;
+        }
+        save_marker(markers, log_seq, key, seq, {}, conversation, std::move(answer));
+    });
+}
+
+void cluster_node::save_marker(const std::string& markers, const std::string& log_seq, const std::string& key,
+                               std::int64_t seq, const std::string& last, bool conversation,
+                               std::function<void(rooms::read_outcome)> answer) {
+    std::vector<std::string> keys_list{markers};
+    if (!log_seq.empty()) {
+        keys_list.push_back(log_seq);
+    }
+    std::vector<std::string> args{key, std::to_string(seq), conversation ? "1" : "0"};
+    if (!last.empty()) {
+        args.push_back(last);
+    }
+    eval(scripts::read_marker, keys_list, args,
              [this, answer = std::move(answer)](std::optional<redis_reply> reply) {
                  rooms::read_outcome outcome;
                  if (is_ok(reply) && reply->type == redis_reply::kind::array && reply->elements.size() == 2) {
@@ -164,7 +195,6 @@ void cluster_node::save_read(std::string_view user, std::string_view key, std::i
                  }
                  answer(outcome);
              });
-    });
 }
 
 void cluster_node::load_conversations(std::string_view user, registry::session_handle who,
@@ -176,6 +206,10 @@ void cluster_node::load_conversations(std::string_view user, registry::session_h
         };
         if (phase_ == phase::down) {
             answer(std::nullopt);
+            return;
+        }
+        if (link_.shard_count() > 1) {
+            load_conversations_sharded(user, std::move(answer));
             return;
         }
         eval(scripts::conversations, {keys::user_markers(user)}, {},
@@ -194,6 +228,82 @@ void cluster_node::load_conversations(std::string_view user, registry::session_h
                  }
                  answer(std::move(logs));
              });
+    });
+}
+
+// With several shards the user's markers and the rooms' logs live on different servers: the
+// markers first, then each shard's logs in one call (scripts::log_tips), put together in the
+// markers' order once every shard has answered.
+void cluster_node::load_conversations_sharded(const std::string& user,
+                                              std::function<void(std::optional<std::vector<rooms::marked_log>>)> answer) {
+    command({"HGETALL", keys::user_markers(user)}, [this, answer = std::move(answer)](
+                                                       std::optional<redis_reply> reply) mutable {
+        if (!is_ok(reply) || reply->type != redis_reply::kind::array) {
+            if (reply) {
+                report(report_level::error, "reading a user's conversations failed: " + reply->text);
+            }
+            answer(std::nullopt);
+            return;
+        }
+        struct gathering {
+            std::vector<rooms::marked_log> logs;
+            std::size_t waiting = 0;
+            bool failed = false;
+            std::function<void(std::optional<std::vector<rooms::marked_log>>)> answer;
+        };
+        auto g = std::make_shared<gathering>();
+        g->answer = std::move(answer);
+        const std::uint32_t shards = link_.shard_count();
+        std::vector<std::vector<std::size_t>> per_shard(shards);
+        std::vector<std::vector<std::string>> shard_keys(shards);
+        const auto& e = reply->elements;
+        for (std::size_t i = 0; i + 1 < e.size(); i += 2) {
+            const std::string& key = e[i].text;
+            const bool conversation = rooms::direct_conversations::is_conversation_key(key);
+            std::string seq_key = conversation ? keys::conversation_seq(key) : keys::room_seq(key);
+            std::string stream = conversation ? keys::conversation_stream(key) : keys::room_stream(key);
+            const std::uint32_t shard = keys::shard_of_key(seq_key, shards);
+            per_shard[shard].push_back(g->logs.size());
+            shard_keys[shard].push_back(std::move(seq_key));
+            shard_keys[shard].push_back(std::move(stream));
+            g->logs.push_back({key, number_of(e[i + 1]), {}});
+        }
+        for (std::uint32_t shard = 0; shard < shards; ++shard) {
+            if (!per_shard[shard].empty()) {
+                ++g->waiting;
+            }
+        }
+        if (g->waiting == 0) {
+            g->answer(std::move(g->logs));
+            return;
+        }
+        for (std::uint32_t shard = 0; shard < shards; ++shard) {
+            if (per_shard[shard].empty()) {
+                continue;
+            }
+            eval(scripts::log_tips, shard_keys[shard], {},
+                 [this, g, which = std::move(per_shard[shard])](std::optional<redis_reply> tips) {
+                     if (!is_ok(tips) || tips->type != redis_reply::kind::array ||
+                         tips->elements.size() != which.size() * 2) {
+                         if (tips && !g->failed) {
+                             report(report_level::error, "reading a user's conversations failed: " + tips->text);
+                         }
+                         g->failed = true;
+                     } else {
+                         for (std::size_t i = 0; i < which.size(); ++i) {
+                             g->logs[which[i]].activity = {number_of(tips->elements[2 * i]),
+                                                           number_of(tips->elements[2 * i + 1])};
+                         }
+                     }
+                     if (--g->waiting == 0) {
+                         if (g->failed) {
+                             g->answer(std::nullopt);
+                         } else {
+                             g->answer(std::move(g->logs));
+                         }
+                     }
+                 });
+        }
     });
 }
 

@@ -61,11 +61,35 @@ void cluster_node::flush_says() {
             resent.push_back(batch_[i].second);
         }
         batch_.erase(batch_.begin(), batch_.begin() + static_cast<std::ptrdiff_t>(count));
-        if (fast) {
-            send_plain_says(part);
-        } else {
-            send_general(part, resent);
+        const std::uint32_t shards = link_.shard_count();
+        if (shards <= 1) {
+            send_part(part, resent, fast);
+            continue;
         }
+        // One call per shard: a script runs on one server. A room lives on one shard, so each
+        // room's says keep their order.
+        for (std::uint32_t shard = 0; shard < shards; ++shard) {
+            std::vector<const pending_say*> on_shard;
+            std::vector<bool> resent_on_shard;
+            for (std::size_t i = 0; i < part.size(); ++i) {
+                if (shard_of_partition(partition_of(part[i]->room), shards) == shard) {
+                    on_shard.push_back(part[i]);
+                    resent_on_shard.push_back(resent[i]);
+                }
+            }
+            if (!on_shard.empty()) {
+                send_part(on_shard, resent_on_shard, fast);
+            }
+        }
+    }
+}
+
+void cluster_node::send_part(const std::vector<const pending_say*>& part, const std::vector<bool>& resent,
+                             bool plain) {
+    if (plain) {
+        send_plain_says(part);
+    } else {
+        send_general(part, resent);
     }
 }
 

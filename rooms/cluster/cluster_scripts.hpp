@@ -318,12 +318,13 @@ redis.call('PUBLISH', ARGV[1], ARGV[2] .. json)
 return seq
 )lua";
 
-// KEYS: the user's markers hash, the log's seq counter (a room's or a conversation's). ARGV: the
-// field (room name or conversation key), the seq read, "1" for a conversation. The marker only
-// moves forward and never past the log's last seq. Returns {marker, 1 when it moved else 0},
-// or {-1, 0} for a conversation that does not exist.
+// KEYS: the user's markers hash, the log's seq counter (a room's or a conversation's) when it
+// lives on the same server. ARGV: the field (room name or conversation key), the seq read, "1"
+// for a conversation, and the log's last seq when it lives on another server (read there
+// first). The marker only moves forward and never past the log's last seq. Returns {marker,
+// 1 when it moved else 0}, or {-1, 0} for a conversation that does not exist.
 inline constexpr std::string_view read_marker = R"lua(
-local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+local last = tonumber((KEYS[2] and redis.call('GET', KEYS[2])) or ARGV[4] or '0')
 if ARGV[3] == '1' and last == 0 then return {-1, 0} end
 local seq = math.min(tonumber(ARGV[2]), last)
 local mark = redis.call('HGET', KEYS[1], ARGV[1])
@@ -360,6 +361,27 @@ for i = 1, #markers, 2 do
   table.insert(out, field)
   table.insert(out, markers[i + 1])
   table.insert(out, redis.call('GET', base .. ':seq') or '0')
+  table.insert(out, ts)
+end
+return out
+)lua";
+
+// KEYS: pairs of a log's seq counter and its stream. Returns {last seq, last ts, ...}, one pair
+// per log, as scripts::conversations gives them: for a user's logs on a server other than the
+// one holding the user's markers.
+inline constexpr std::string_view log_tips = R"lua(
+local out = {}
+for i = 1, #KEYS, 2 do
+  local ts = '0'
+  local newest = redis.call('XREVRANGE', KEYS[i + 1], '+', '-', 'COUNT', 1)
+  if newest[1] then
+    local fields = newest[1][2]
+    for j = 1, #fields, 2 do
+      if fields[j] == 't' then ts = fields[j + 1] end
+      if fields[j] == 'x' then ts = string.match(fields[j + 1], '^%d+\n(%d+)') or ts end
+    end
+  end
+  table.insert(out, redis.call('GET', KEYS[i]) or '0')
   table.insert(out, ts)
 end
 return out
@@ -417,8 +439,8 @@ return moved
 
 // Every script above: the transport loads them all (SCRIPT LOAD) on every connect, before the
 // node hears that Redis is up, so calls by SHA never meet a Redis that lacks one.
-inline constexpr std::array<std::string_view, 14> all = {claim_name, release_name, renew_names,  heartbeat, say,
+inline constexpr std::array<std::string_view, 15> all = {claim_name, release_name, renew_names,  heartbeat, say,
                                                          membership, register_node, snapshot,   depart,    dm,
-                                                         read_marker, conversations, read_log, says};
+                                                         read_marker, conversations, read_log, says, log_tips};
 
 }  // namespace parley::cluster::scripts

@@ -26,6 +26,11 @@ std::string partition_tag(std::uint32_t partition);
 // grows by one, only about 1/buckets of the keys move, all to the new bucket.
 std::uint32_t jump_hash(std::uint64_t key, std::uint32_t buckets);
 
+// The shard of `shards` standalone servers that holds a partition's rooms (jump_hash).
+inline std::uint32_t shard_of_partition(std::uint32_t partition, std::uint32_t shards) {
+    return shards <= 1 ? 0 : jump_hash(partition, shards);
+}
+
 // Redis Cluster's slot of a key: CRC16 (XMODEM) of its hash tag when it has a non-empty one
 // ("{...}"), else of the whole key, modulo 16384.
 std::uint16_t key_slot(std::string_view key);

@@ -2,6 +2,7 @@
 
 #include "rooms/cluster/redis_reply.hpp"
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
@@ -22,13 +23,20 @@ using redis_callback = std::function<void(std::optional<redis_reply> reply)>;
 // thread, never inside the call that sent it: with Redis's reply, or with nullopt when the
 // command could not be sent (not connected, stopped) or the connection was lost before the
 // answer. So nothing waiting on Redis (a client's history page, a room catching up) waits
-// forever. The order of callbacks is the order of the calls.
+// forever. The order of callbacks is the order of the calls (of those to one shard).
 //
 // Connection state reaches the node the other way, through its on_redis_up, on_redis_down and
 // on_channel_message (see cluster_node.hpp).
 class redis_link {
 public:
     virtual ~redis_link() = default;
+
+    // How many Redis servers (shards) the cluster's keys are spread over, and thus how many
+    // connections a command may go out on: a command or script goes to the shard of its first
+    // key (keys::shard_of_key; a command's first argument after its name), a subscription to
+    // the shard of its channel. Callbacks keep the order of the calls per shard only, and a
+    // script may touch the keys of one shard only. Thread: any.
+    virtual std::uint32_t shard_count() const { return 1; }
 
     // Thread: any. Runs task on the cluster's thread, later (never inside this call).
     virtual void post(std::function<void()> task) = 0;

@@ -49,9 +49,13 @@ const std::string& sha_of(std::string_view script) {
 
 }  // namespace
 
-redis_transport::redis_transport(asio::any_io_executor executor, config::redis_endpoint redis,
+redis_transport::redis_transport(asio::any_io_executor executor, std::vector<config::redis_endpoint> shards,
                                  std::chrono::milliseconds heartbeat_interval)
-    : executor_(std::move(executor)), redis_(std::move(redis)), heartbeat_interval_(heartbeat_interval) {}
+    : executor_(std::move(executor)), heartbeat_interval_(heartbeat_interval) {
+    for (auto& endpoint : shards) {
+        shards_.push_back({std::move(endpoint), nullptr, nullptr});
+    }
+}
 
 redis_transport::~redis_transport() { stop(); }
 
@@ -61,27 +65,39 @@ void redis_transport::start(cluster_node& node) {
 }
 
 void redis_transport::connect() {
-    if (stopped_) {
+    if (stopped_ || shards_.empty()) {
         return;
     }
-    redis_connection::options opts;
-    opts.host = redis_.host;
-    opts.port = redis_.port;
-    opts.password = redis_.password;
-    commands_ = redis_connection::create(executor_, opts, "commands");
-    subscriber_ = redis_connection::create(executor_, opts, "events");
-    for (auto* c : {&commands_, &subscriber_}) {
-        (*c)->on_up([this] { on_up(); });
-        (*c)->on_down([this] { on_down(); });
+    for (std::size_t i = 0; i < shards_.size(); ++i) {
+        shard& s = shards_[i];
+        redis_connection::options opts;
+        opts.host = s.endpoint.host;
+        opts.port = s.endpoint.port;
+        opts.password = s.endpoint.password;
+        // Named by shard in the log when there are several.
+        const std::string suffix = shards_.size() > 1 ? " of shard " + std::to_string(i + 1) : std::string();
+        s.commands = redis_connection::create(executor_, opts, "commands" + suffix);
+        s.subscriber = redis_connection::create(executor_, opts, "events" + suffix);
+        for (auto* c : {&s.commands, &s.subscriber}) {
+            (*c)->on_up([this] { on_up(); });
+            (*c)->on_down([this] { on_down(); });
+        }
+        // The cluster's own channel lives on the first shard; the others carry rooms' channels only.
+        std::vector<std::string> channels;
+        if (i == 0) {
+            channels.emplace_back(keys::channel);
+        }
+        s.subscriber->subscribe(std::move(channels),
+                                [this](std::string_view, std::string_view payload) { node_->on_channel_message(payload); });
+        s.subscriber->on_subscribed([this](std::string_view channel) { node_->on_subscribed(channel); });
+        s.commands->start();
+        s.subscriber->start();
+        spdlog::info("cluster: node {} joining through redis {}:{}{}", node_->node_id(), s.endpoint.host,
+                     s.endpoint.port, suffix);
     }
-    subscriber_->subscribe({std::string(keys::channel)},
-                           [this](std::string_view, std::string_view payload) { node_->on_channel_message(payload); });
-    subscriber_->on_subscribed([this](std::string_view channel) { node_->on_subscribed(channel); });
-    commands_->start();
-    subscriber_->start();
+    connected_ = true;
     heartbeat_timer_ = std::make_unique<asio::steady_timer>(executor_);
     schedule_heartbeat();
-    spdlog::info("cluster: node {} joining through redis {}:{}", node_->node_id(), redis_.host, redis_.port);
 }
 
 void redis_transport::stop() {
@@ -93,37 +109,54 @@ void redis_transport::stop() {
         heartbeat_timer_->cancel();
         heartbeat_timer_.reset();
     }
-    for (auto* c : {&commands_, &subscriber_}) {
-        if (*c) {
-            (*c)->stop();
-            c->reset();
+    for (shard& s : shards_) {
+        for (auto* c : {&s.commands, &s.subscriber}) {
+            if (*c) {
+                (*c)->stop();
+                c->reset();
+            }
         }
     }
 }
 
+bool redis_transport::all_connected() const {
+    for (const shard& s : shards_) {
+        if (!s.commands || !s.subscriber || !s.commands->connected() || !s.subscriber->connected()) {
+            return false;
+        }
+    }
+    return !shards_.empty();
+}
+
+redis_transport::shard& redis_transport::shard_for(std::string_view key) {
+    return shards_[keys::shard_of_key(key, static_cast<std::uint32_t>(shards_.size()))];
+}
+
 void redis_transport::on_up() {
-    if (stopped_ || up_ || !commands_->connected() || !subscriber_->connected()) {
+    if (stopped_ || up_ || !all_connected()) {
         return;
     }
     // Loaded before anything the node sends (commands go out in order), so EVALSHA finds each.
-    for (std::string_view text : scripts::all) {
-        commands_->command({"SCRIPT", "LOAD", text}, [](std::optional<redis_reply> reply) {
+    for (shard& s : shards_) {
+        for (std::string_view text : scripts::all) {
+            s.commands->command({"SCRIPT", "LOAD", text}, [](std::optional<redis_reply> reply) {
+                if (reply && reply->is_error()) {
+                    spdlog::error("cluster: loading a script into redis failed: {}", reply->text);
+                }
+            });
+        }
+    }
+    // Keys of an earlier layout (a cluster upgraded in place, which had one Redis: the first
+    // shard) move to their partitions before the node reads or writes any (it is told it is up
+    // only now); once moved, this is one GET.
+    shards_.front().commands->command(
+        {"EVAL", scripts::migrate_layout, "0", keys::layout_key, keys::layout}, [](std::optional<redis_reply> reply) {
             if (reply && reply->is_error()) {
-                spdlog::error("cluster: loading a script into redis failed: {}", reply->text);
+                spdlog::error("cluster: moving the keys of an earlier layout failed: {}", reply->text);
+            } else if (reply && reply->is_integer() && reply->integer > 0) {
+                spdlog::info("cluster: moved {} keys of an earlier layout to their partitions", reply->integer);
             }
         });
-    }
-    // Keys of an earlier layout (a cluster upgraded in place) move to their partitions before
-    // the node reads or writes any (it is told it is up only now); once moved, this is one GET.
-    commands_->command({"EVAL", scripts::migrate_layout, "0", keys::layout_key, keys::layout},
-                       [](std::optional<redis_reply> reply) {
-                           if (reply && reply->is_error()) {
-                               spdlog::error("cluster: moving the keys of an earlier layout failed: {}", reply->text);
-                           } else if (reply && reply->is_integer() && reply->integer > 0) {
-                               spdlog::info("cluster: moved {} keys of an earlier layout to their partitions",
-                                            reply->integer);
-                           }
-                       });
     up_ = true;
     node_->on_redis_up();
 }
@@ -134,7 +167,6 @@ void redis_transport::on_down() {
     }
     up_ = false;
     node_->on_redis_down();  // which logs the loss
-
 }
 
 void redis_transport::schedule_heartbeat() {
@@ -155,11 +187,16 @@ void redis_transport::refuse(redis_callback done) {
 }
 
 void redis_transport::command(std::span<const std::string_view> argv, redis_callback done) {
-    if (!commands_) {
+    if (!connected_ || stopped_) {
         refuse(std::move(done));
         return;
     }
-    commands_->command(argv, std::move(done));  // refused or lost: nullopt, by its contract
+    // Routed by the key, which follows the command's name (GET KEY, XRANGE KEY, PUBLISH CHANNEL,
+    // EVALSHA SHA N KEY).
+    const std::string_view key = argv.size() > 3 && argv[0] == "EVALSHA" ? argv[3]
+                                 : argv.size() > 1                       ? argv[1]
+                                                                         : std::string_view();
+    shard_for(key).commands->command(argv, std::move(done));  // refused or lost: nullopt, by its contract
 }
 
 void redis_transport::script(std::string_view text, std::span<const std::string_view> keys,
@@ -171,18 +208,27 @@ void redis_transport::script(std::string_view text, std::span<const std::string_
     argv_.push_back(count);
     argv_.insert(argv_.end(), keys.begin(), keys.end());
     argv_.insert(argv_.end(), args.begin(), args.end());
+    if (keys.empty()) {
+        // No key: the cluster's own data, on the first shard.
+        if (!connected_ || stopped_) {
+            refuse(std::move(done));
+            return;
+        }
+        shards_.front().commands->command(argv_, std::move(done));
+        return;
+    }
     command(argv_, std::move(done));
 }
 
 void redis_transport::subscribe(std::string_view channel) {
-    if (subscriber_) {
-        subscriber_->subscribe({std::string(channel)});
+    if (connected_ && !stopped_) {
+        shard_for(channel).subscriber->subscribe({std::string(channel)});
     }
 }
 
 void redis_transport::unsubscribe(std::string_view channel) {
-    if (subscriber_) {
-        subscriber_->unsubscribe({std::string(channel)});
+    if (connected_ && !stopped_) {
+        shard_for(channel).subscriber->unsubscribe({std::string(channel)});
     }
 }
 

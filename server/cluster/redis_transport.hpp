@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -17,18 +18,21 @@ namespace parley::cluster {
 
 class cluster_node;
 
-// The cluster node's way to Redis: two redis_connections on one worker's loop (the cluster's
-// thread), one for commands and scripts, one subscribed to the cluster's channel and to the
-// channels of the rooms the node feeds, and the
-// node's heartbeat timer. It loads the cluster's scripts on every connect, calls them by their
-// SHA-1, tells the node when both connections answer (on_redis_up) and when either is lost
-// (on_redis_down), and hands it every message of the channel.
+// The cluster node's way to Redis: for each Redis server (shard) two redis_connections on one
+// worker's loop (the cluster's thread), one for commands and scripts, one subscribed to the
+// channels that live there (the cluster's own channel on the first shard, and the channels of
+// the rooms the node feeds on theirs), and the node's heartbeat timer. Each command, script and
+// subscription goes to the shard of its key (keys::shard_of_key). It loads the cluster's
+// scripts on every connect, calls them by their SHA-1, tells the node when every connection
+// answers (on_redis_up) and when any is lost (on_redis_down), and hands it every message of
+// every channel.
 //
 // Thread: post() from any thread; everything else on the executor's (the cluster's) thread,
 // except construction and start(), which may run anywhere before the loop runs.
 class redis_transport final : public redis_link {
 public:
-    redis_transport(boost::asio::any_io_executor executor, config::redis_endpoint redis,
+    // shards: one or more servers, in the order of cluster.redis (the same on every node).
+    redis_transport(boost::asio::any_io_executor executor, std::vector<config::redis_endpoint> shards,
                     std::chrono::milliseconds heartbeat_interval);
     ~redis_transport() override;
     redis_transport(const redis_transport&) = delete;
@@ -37,11 +41,12 @@ public:
     // Thread: any. Connects (and reconnects, with backoff, after every loss) on behalf of node,
     // which must outlive stop().
     void start(cluster_node& node);
-    // Thread: the cluster's, or any once its loop has ended. Closes both connections and the
+    // Thread: the cluster's, or any once its loop has ended. Closes the connections and the
     // timer; the callbacks of commands still pending get nullopt.
     void stop();
 
     // ---- redis_link ----
+    std::uint32_t shard_count() const override { return static_cast<std::uint32_t>(shards_.size()); }
     void post(std::function<void()> task) override;
     void command(std::span<const std::string_view> argv, redis_callback done) override;
     void script(std::string_view text, std::span<const std::string_view> keys, std::span<const std::string_view> args,
@@ -50,7 +55,16 @@ public:
     void unsubscribe(std::string_view channel) override;
 
 private:
+    struct shard {
+        config::redis_endpoint endpoint;
+        std::shared_ptr<redis_connection> commands;
+        std::shared_ptr<redis_connection> subscriber;
+    };
+
     void connect();
+    bool all_connected() const;
+    // The shard a key or channel lives on.
+    shard& shard_for(std::string_view key);
     void on_up();
     void on_down();
     void schedule_heartbeat();
@@ -58,11 +72,10 @@ private:
     void refuse(redis_callback done);
 
     boost::asio::any_io_executor executor_;
-    config::redis_endpoint redis_;
+    std::vector<shard> shards_;
     std::chrono::milliseconds heartbeat_interval_;
     cluster_node* node_ = nullptr;
-    std::shared_ptr<redis_connection> commands_;
-    std::shared_ptr<redis_connection> subscriber_;
+    bool connected_ = false;  // connect() made the connections
     std::unique_ptr<boost::asio::steady_timer> heartbeat_timer_;
     bool up_ = false;  // the node was told on_redis_up and not on_redis_down since
     bool stopped_ = false;

@@ -190,10 +190,14 @@ std::size_t count_if(const std::vector<json>& messages, const std::function<bool
     return count;
 }
 
-json login_retrying(ws_client& client, const std::string& user, milliseconds window) {
+json login_retrying(ws_client& client, const std::string& user, milliseconds window, const std::string& token) {
     const auto deadline = std::chrono::steady_clock::now() + window;
     for (int attempt = 1;; ++attempt) {
-        const json reply = call(client, {{"type", "login"}, {"user", user}, {"id", attempt}});
+        json request = {{"type", "login"}, {"user", user}, {"id", attempt}};
+        if (!token.empty()) {
+            request["token"] = token;
+        }
+        const json reply = call(client, request);
         const bool taken = reply.value("type", "") == "error" && reply.value("code", "") == "username_taken";
         if (!taken || std::chrono::steady_clock::now() >= deadline) {
             return reply;

@@ -87,8 +87,9 @@ std::size_t count_if(const std::vector<json>& messages, const std::function<bool
 
 // Logs user in on client, retrying while the name is still taken (a leave is processed
 // asynchronously) for up to window; returns the final reply.
+// With a token, the login carries it (token mode).
 json login_retrying(ws_client& client, const std::string& user,
-                    milliseconds window = milliseconds(2000));
+                    milliseconds window = milliseconds(2000), const std::string& token = {});
 
 // Wall clock in unix milliseconds, for checking "ts".
 std::int64_t now_unix_ms();

@@ -41,7 +41,8 @@ inline std::string script_name(std::string_view text) {
                          {scripts::register_node, "register_node"}, {scripts::snapshot, "snapshot"},
                          {scripts::depart, "depart"},           {scripts::dm, "dm"},
                          {scripts::read_marker, "read_marker"}, {scripts::conversations, "conversations"},
-                         {scripts::read_log, "read_log"},       {scripts::says, "says"}};
+                         {scripts::read_log, "read_log"},       {scripts::says, "says"},
+                         {scripts::log_tips, "log_tips"}};
     for (const auto& s : all) {
         if (s.text == text) {
             return s.name;
@@ -52,6 +53,10 @@ inline std::string script_name(std::string_view text) {
 
 class fake_redis final : public redis_link {
 public:
+    // How many shards the node is told of (the fake holds all of them itself).
+    std::uint32_t shards = 1;
+    std::uint32_t shard_count() const override { return shards; }
+
     void post(std::function<void()> task) override { tasks_.push_back(std::move(task)); }
 
     void command(std::span<const std::string_view> argv, redis_callback done) override {
@@ -146,6 +151,7 @@ public:
 
     std::deque<sent_call> calls;  // sent, not answered yet, oldest first
     std::size_t say_batches = 0;  // calls of the say script (each holds one or more messages)
+    std::vector<std::vector<std::string>> batch_keys;  // the keys of each of those calls
     std::vector<std::string> published_on;  // the channel of each room of each batch of plain says
 
 private:
@@ -181,6 +187,7 @@ private:
     void split_plain_batch(std::span<const std::string_view> keys, std::span<const std::string_view> args,
                            redis_callback done) {
         ++say_batches;
+        batch_keys.emplace_back(keys.begin(), keys.end());
         // ARGV: stream length, R, per room (name, count, channel), then the entries.
         const std::size_t rooms = std::stoul(std::string(args[1]));
         for (std::size_t room = 0; room < rooms; ++room) {
@@ -237,6 +244,7 @@ private:
     void split_batch(std::span<const std::string_view> keys, std::span<const std::string_view> args,
                      redis_callback done) {
         ++say_batches;
+        batch_keys.emplace_back(keys.begin(), keys.end());
         // ARGV: stream length, node, run, N, then per message: head, ts, ack, JSON before, JSON
         // after, channel, number, sent again, event arguments.
         const std::size_t count = std::stoul(std::string(args[3]));

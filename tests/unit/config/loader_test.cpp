@@ -121,6 +121,31 @@ TEST(loader, list_entry_of_the_wrong_type) {
     EXPECT_EQ(r.errors[0].message, "expects a list of strings; entry 2 is a whole number (3)");
 }
 
+TEST(loader, cluster_redis_takes_one_url_or_a_list) {
+    load_result one = load_text("[cluster]\nredis = \"redis://10.0.0.5:6379\"\n", "t.toml");
+    ASSERT_TRUE(one.ok()) << all_errors(one);
+    EXPECT_EQ(one.value.cluster_redis, (std::vector<std::string>{"redis://10.0.0.5:6379"}));
+    load_result none = load_text("[cluster]\nredis = \"\"\n", "t.toml");
+    ASSERT_TRUE(none.ok()) << all_errors(none);
+    EXPECT_TRUE(none.value.cluster_redis.empty()) << "an empty string is no cluster, as it always was";
+    load_result two = load_text("[cluster]\nredis = [\"redis://a:6379\", \"redis://b:6380\"]\n", "t.toml");
+    ASSERT_TRUE(two.ok()) << all_errors(two);
+    EXPECT_EQ(two.value.cluster_redis, (std::vector<std::string>{"redis://a:6379", "redis://b:6380"}));
+
+    load_result bad = load_text("[cluster]\nredis = [\"redis://a:6379\", \"http://b\"]\n", "t.toml");
+    ASSERT_EQ(bad.errors.size(), 1u) << all_errors(bad);
+    EXPECT_EQ(bad.errors[0].line, 2);
+    EXPECT_NE(bad.errors[0].text().find("cluster.redis"), std::string::npos) << bad.errors[0].text();
+    EXPECT_NE(bad.errors[0].text().find("redis://HOST:PORT"), std::string::npos) << bad.errors[0].text();
+    load_result twice = load_text("[cluster]\nredis = [\"redis://a:6379\", \"redis://a:6379\"]\n", "t.toml");
+    ASSERT_FALSE(twice.ok());
+    EXPECT_NE(all_errors(twice).find("cluster.redis lists entry 1 again as entry 2"), std::string::npos)
+        << all_errors(twice);
+    // Still a list for the other list options: a string there is a mistake.
+    load_result origins = load_text("[server]\nallowed_origins = \"*\"\n", "t.toml");
+    EXPECT_FALSE(origins.ok());
+}
+
 TEST(loader, out_of_range) {
     load_result r = load_text(R"([server]
 threads = 257

@@ -1,0 +1,284 @@
+// Two parleyd nodes in token mode over two standalone redis-servers (cluster.redis lists both):
+// each room lives on the shard of its partition, the cluster's own data (names, presence,
+// direct conversations, read markers) on the first, and everything a user sees is the same as
+// over one Redis (docs/cluster.md, "Several Redis servers").
+#include "redis_process.hpp"
+#include "test_support.hpp"
+#include "tests/token_minter.hpp"
+
+#include <array>
+#include <cstdint>
+#include <map>
+
+namespace parley::integration {
+namespace {
+
+using test_tokens::token_for;
+
+// A room's partition as docs/cluster.md gives it (FNV-1a, 64 bits, of the name, modulo 128),
+// and the shard of a partition among `shards` servers (the jump consistent hash of Lamping and
+// Veach, keyed by the partition's number): computed here without the daemon's code.
+std::uint32_t partition_of(const std::string& room) {
+    std::uint64_t hash = 14695981039346656037ULL;
+    for (const unsigned char c : room) {
+        hash ^= c;
+        hash *= 1099511628211ULL;
+    }
+    return static_cast<std::uint32_t>(hash % 128);
+}
+
+std::uint32_t shard_of(std::uint32_t partition, std::uint32_t shards) {
+    std::uint64_t key = partition;
+    std::int64_t bucket = -1;
+    std::int64_t next = 0;
+    while (next < static_cast<std::int64_t>(shards)) {
+        bucket = next;
+        key = key * 2862933555777941757ULL + 1;
+        next = static_cast<std::int64_t>(static_cast<double>(bucket + 1) *
+                                         (static_cast<double>(1LL << 31) / static_cast<double>((key >> 33) + 1)));
+    }
+    return static_cast<std::uint32_t>(bucket);
+}
+
+std::string room_key(const std::string& room, const std::string& suffix) {
+    return "parley:{p" + std::to_string(partition_of(room)) + "}:room:" + room + suffix;
+}
+
+// The first room named "<stem>-N" whose partition lives on `shard` of two.
+std::string room_on_shard(const std::string& stem, std::uint32_t shard) {
+    for (int n = 0;; ++n) {
+        std::string name = stem + "-" + std::to_string(n);
+        if (shard_of(partition_of(name), 2) == shard) {
+            return name;
+        }
+    }
+}
+
+class ClusterShardsTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        for (auto& shard : shards_) {
+            shard = std::make_unique<redis_process>(redis_process::persistence::append_only);
+        }
+        for (const char* id : {"node-a", "node-b"}) {
+            start_node(id);
+        }
+    }
+
+    void TearDown() override {
+        for (auto& [id, node] : nodes_) {
+            const exit_status status = node->stop();
+            EXPECT_TRUE(status.exited && status.code == 0) << id << " on SIGTERM: " << status.describe();
+            if (HasFailure()) {
+                std::cerr << "---- " << id << " (last lines):\n" << node->tail(40);
+            }
+        }
+    }
+
+    void start_node(const std::string& id) {
+        const std::string config = "[cluster]\nredis = [\"redis://127.0.0.1:" + std::to_string(shards_[0]->port()) +
+                                   "\", \"redis://127.0.0.1:" + std::to_string(shards_[1]->port()) +
+                                   "\"]\nnode_id = \"" + id + "\"\n[auth]\nmode = \"token\"\ntoken_secret = \"" +
+                                   test_tokens::token_secret + "\"\n";
+        auto node = std::make_unique<daemon_process>(relaxed_rate_args(), config);
+        if (!node->wait_for_line("cluster: node " + id + " in sync", 0, milliseconds(15000))) {
+            throw std::runtime_error(id + " did not get in sync:\n" + node->tail(30));
+        }
+        nodes_[id] = std::move(node);
+    }
+
+    // Logs user in on node `id` with a token; returns the client and its welcome. A name
+    // released on another node a moment ago may still be held there: asked again, bounded.
+    std::pair<ws_client, json> login_on(const std::string& id, const std::string& user) {
+        ws_client client(nodes_.at(id)->port());
+        client.upgrade();
+        json welcome = login_retrying(client, user, milliseconds(5000), token_for(user));
+        if (welcome.value("type", "") != "welcome") {
+            throw std::runtime_error("login of " + user + " on " + id + " got " + welcome.dump());
+        }
+        return {std::move(client), std::move(welcome)};
+    }
+
+    // What the shard `i` holds under key (GET), "" when nothing.
+    std::string get(std::size_t i, const std::string& key) const {
+        std::string text = shards_[i]->command_text({"GET", key});
+        while (!text.empty() && text.back() == '\n') {
+            text.pop_back();
+        }
+        return text;
+    }
+
+    std::array<std::unique_ptr<redis_process>, 2> shards_;
+    std::map<std::string, std::unique_ptr<daemon_process>> nodes_;
+};
+
+// Reads until count `message` frames have come (other frames, presence and moderation, pass).
+std::vector<json> read_said(ws_client& client, std::size_t count) {
+    std::vector<json> said;
+    while (said.size() < count) {
+        for (json& m : read_until(client, is_type("message"), milliseconds(10000))) {
+            if (m.value("type", "") == "message") {
+                said.push_back(std::move(m));
+            }
+        }
+    }
+    return said;
+}
+
+// The seqs and texts of the `message` frames among messages, in arrival order.
+std::vector<std::pair<std::int64_t, std::string>> said_in(const std::vector<json>& messages, const std::string& room) {
+    std::vector<std::pair<std::int64_t, std::string>> out;
+    for (const json& m : messages) {
+        if (m.value("type", "") == "message" && m.value("room", "") == room) {
+            out.emplace_back(m["seq"].get<std::int64_t>(), m.value("text", ""));
+        }
+    }
+    return out;
+}
+
+TEST_F(ClusterShardsTest, EachRoomLivesOnItsShardAndItsSaysReachEveryNodeOnceInOrder) {
+    const std::string first = room_on_shard("hall", 0);
+    const std::string second = room_on_shard("hall", 1);
+    auto [alice, alice_welcome] = login_on("node-a", "alice");
+    auto [bob, bob_welcome] = login_on("node-b", "bob");
+    for (const std::string& room : {first, second}) {
+        join_room(alice, room);
+        join_room(bob, room);
+        read_until(alice, [&room](const json& m) {
+            return m.value("type", "") == "presence" && m.value("user", "") == "bob" && m.value("room", "") == room;
+        });
+    }
+
+    // Says from both nodes into both rooms, interleaved.
+    constexpr int rounds = 10;
+    for (int i = 0; i < rounds; ++i) {
+        for (const std::string& room : {first, second}) {
+            alice.send_json({{"type", "say"}, {"room", room}, {"text", "a" + std::to_string(i)}});
+            bob.send_json({{"type", "say"}, {"room", room}, {"text", "b" + std::to_string(i)}});
+        }
+    }
+    const std::size_t each = 4 * rounds;  // every message of both rooms reaches both members
+    const std::vector<json> at_alice = read_said(alice, each);
+    const std::vector<json> at_bob = read_said(bob, each);
+    for (const std::string& room : {first, second}) {
+        const auto seen_a = said_in(at_alice, room);
+        const auto seen_b = said_in(at_bob, room);
+        ASSERT_EQ(seen_a.size(), static_cast<std::size_t>(2 * rounds)) << room;
+        EXPECT_EQ(seen_a, seen_b) << room << ": one order on both nodes";
+        // Seq 1 is the room's ownership by its maker (a set_role event); the says follow it.
+        for (std::size_t i = 0; i < seen_a.size(); ++i) {
+            EXPECT_EQ(seen_a[i].first, static_cast<std::int64_t>(i + 2)) << room << ": numbered once, without gaps";
+        }
+    }
+
+    // The room's counter and stream are on its own shard, and nothing of it on the other.
+    for (const auto& [room, home] : {std::pair{first, 0}, std::pair{second, 1}}) {
+        EXPECT_EQ(get(home, room_key(room, ":seq")), std::to_string(2 * rounds + 1)) << room;
+        EXPECT_EQ(get(1 - home, room_key(room, ":seq")), "") << room << " has a counter on the other shard";
+        EXPECT_EQ(shards_[1 - home]->command_text({"EXISTS", room_key(room, ":log")}), "0\n") << room;
+    }
+    // Names and the cluster's own keys are on the first shard only.
+    EXPECT_EQ(shards_[0]->command_text({"SISMEMBER", "parley:nodes", "node-b"}), "1\n");
+    EXPECT_EQ(shards_[1]->command_text({"EXISTS", "parley:nodes"}), "0\n");
+
+    // History read through either node is the shard's.
+    const json page = call(bob, {{"type", "history"}, {"room", second}, {"limit", 100}, {"id", 99}});
+    ASSERT_GE(page.value("messages", json::array()).size(), static_cast<std::size_t>(2 * rounds)) << page;
+    EXPECT_EQ(page["messages"].back().value("seq", 0), 2 * rounds + 1);
+}
+
+TEST_F(ClusterShardsTest, MarkersAndConversationsSpanTheShards) {
+    const std::string elsewhere = room_on_shard("den", 1);
+    {
+        auto [carol, welcome] = login_on("node-a", "carol");
+        auto [dave, dave_welcome] = login_on("node-b", "dave");
+        join_room(carol, elsewhere);
+        join_room(dave, elsewhere);
+        for (int i = 1; i <= 3; ++i) {
+            ASSERT_EQ(call(dave, {{"type", "say"}, {"room", elsewhere}, {"text", "m" + std::to_string(i)}, {"id", i}})
+                          .value("type", ""),
+                      "ack");
+        }
+        read_said(carol, 3);
+        // A marker on the first shard, checked against the room's counter on the second: seq 1
+        // is carol's ownership of the room she made, the says 2 to 4.
+        EXPECT_EQ(call(carol, {{"type", "read"}, {"room", elsewhere}, {"seq", 2}, {"id", 10}}),
+                  (json{{"type", "read"}, {"room", elsewhere}, {"seq", 2}, {"re", 10}}));
+        EXPECT_EQ(call(carol, {{"type", "read"}, {"room", elsewhere}, {"seq", 50}, {"id", 11}}),
+                  (json{{"type", "read"}, {"room", elsewhere}, {"seq", 4}, {"re", 11}}))
+            << "a marker never passes the room's last seq";
+        dave.send_json({{"type", "dm"}, {"to", "carol"}, {"text", "psst"}, {"id", 12}});
+        read_until(carol, is_type("dm"));
+        carol.close_socket();
+    }
+    // On the other node, welcome puts the room's marker (stopped at its last seq) and counts
+    // together from both shards, and the conversation from the first.
+    auto [carol, welcome] = login_on("node-b", "carol");
+    json room_entry = nullptr;
+    json dm_entry = nullptr;
+    for (const json& c : welcome.value("conversations", json::array())) {
+        if (c.value("room", "") == elsewhere) {
+            room_entry = c;
+        }
+        if (c.value("with", "") == "dave") {
+            dm_entry = c;
+        }
+    }
+    EXPECT_EQ(room_entry, (json{{"room", elsewhere}, {"seq", 4}, {"read", 4}, {"unread", 0}})) << welcome;
+    EXPECT_EQ(dm_entry, (json{{"with", "dave"}, {"seq", 1}, {"read", 0}, {"unread", 1}})) << welcome;
+}
+
+TEST_F(ClusterShardsTest, AMuteInARoomOfTheSecondShardHoldsOnTheOtherNode) {
+    const std::string room = room_on_shard("court", 1);
+    auto [olivia, welcome] = login_on("node-a", "olivia");
+    join_room(olivia, room);  // the first to join owns it
+    ASSERT_EQ(call(olivia, {{"type", "say"}, {"room", room}, {"text", "hi"}, {"id", 1}}).value("type", ""), "ack");
+    auto [mike, mike_welcome] = login_on("node-b", "mike");
+    join_room(mike, room);
+    const json muted = call(olivia, {{"type", "mute"}, {"room", room}, {"user", "mike"}, {"id", 2}});
+    ASSERT_EQ(muted.value("type", ""), "ack") << muted;
+    read_until(mike, is_type("moderation"));
+    expect_error_reply(mike, {{"type", "say"}, {"room", room}, {"text", "hello?"}, {"id", 3}}, "muted");
+    EXPECT_NE(shards_[1]->command_text({"HGETALL", room_key(room, ":settings")}).find("mike"), std::string::npos)
+        << "the mute is kept with the room, on its shard";
+}
+
+TEST_F(ClusterShardsTest, LosingOneShardDegradesUntilItReturnsAndNothingSaidIsLost) {
+    const std::string room = room_on_shard("yard", 1);
+    auto [erin, erin_welcome] = login_on("node-a", "erin");
+    auto [frank, frank_welcome] = login_on("node-b", "frank");
+    join_room(erin, room);
+    join_room(frank, room);
+    ASSERT_EQ(call(erin, {{"type", "say"}, {"room", room}, {"text", "before"}, {"id", 1}}).value("type", ""), "ack");
+    read_until(frank, is_type("message"));
+
+    const std::size_t lines_a = nodes_.at("node-a")->line_count();
+    shards_[1]->stop();
+    ASSERT_TRUE(nodes_.at("node-a")->wait_for_line("lost redis", lines_a, milliseconds(15000)));
+    // Served by node A alone meanwhile, and kept for the shared history.
+    ASSERT_EQ(call(erin, {{"type", "say"}, {"room", room}, {"text", "during"}, {"id", 2}}).value("type", ""), "ack");
+    shards_[1]->start();
+    ASSERT_TRUE(nodes_.at("node-a")->wait_for_line("cluster: node node-a in sync", lines_a, milliseconds(20000)));
+
+    // Once both nodes are back, the room's history on either holds both says, once each.
+    const auto deadline = std::chrono::steady_clock::now() + milliseconds(15000);
+    std::vector<std::string> texts;
+    while (std::chrono::steady_clock::now() < deadline) {
+        const json page = call(frank, {{"type", "history"}, {"room", room}, {"limit", 50}, {"id", 3}});
+        texts.clear();
+        for (const json& m : page.value("messages", json::array())) {
+            if (m.value("type", "") == "message") {
+                texts.push_back(m.value("text", ""));
+            }
+        }
+        if (texts == std::vector<std::string>{"before", "during"}) {
+            break;
+        }
+        std::this_thread::sleep_for(milliseconds(100));
+    }
+    EXPECT_EQ(texts, (std::vector<std::string>{"before", "during"}));
+    EXPECT_EQ(call(frank, {{"type", "say"}, {"room", room}, {"text", "after"}, {"id", 4}}).value("type", ""), "ack");
+}
+
+}  // namespace
+}  // namespace parley::integration

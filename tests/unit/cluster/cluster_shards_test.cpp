@@ -1,0 +1,126 @@
+// A node over two Redis shards, with Redis played by the test: a script runs on one server, so
+// the says of one pass go in one call per shard, and a sync reads the seqs of rooms on the
+// other shard there, after their channels are subscribed.
+
+#include "rooms/cluster/cluster_keys.hpp"
+#include "tests/unit/cluster/node_fixture.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace parley::cluster::tests {
+namespace {
+
+using rooms::tests::json;
+using rooms::tests::test_client;
+
+// The first room named "<stem>-N" on `shard` of two.
+std::string room_on_shard(const std::string& stem, std::uint32_t shard) {
+    for (int n = 0;; ++n) {
+        std::string name = stem + "-" + std::to_string(n);
+        if (shard_of_partition(partition_of(name), 2) == shard) {
+            return name;
+        }
+    }
+}
+
+const std::string near_room = room_on_shard("near", 0);
+const std::string far_room = room_on_shard("far", 1);
+
+TEST(shard_routing, rooms_spread_over_the_shards_and_everything_else_stays_on_the_first) {
+    EXPECT_EQ(keys::shard_of_key(keys::room_seq(far_room), 2), 1u);
+    EXPECT_EQ(keys::shard_of_key(keys::room_channel(far_room), 2), 1u);
+    EXPECT_EQ(keys::shard_of_key(keys::room_settings(far_room), 2), 1u);
+    EXPECT_EQ(keys::shard_of_key(keys::room_seq(near_room), 2), 0u);
+    EXPECT_EQ(keys::shard_of_key(keys::room_seq(far_room), 1), 0u) << "one server holds everything";
+    for (const std::string& k : {std::string(keys::channel), keys::name_lease("alice"), keys::user_markers("alice"),
+                                 keys::conversation_seq("dm:alice:bob"), keys::node_users("node-a")}) {
+        EXPECT_EQ(keys::shard_of_key(k, 2), 0u) << k;
+    }
+    // Only a well-formed room key names a partition.
+    EXPECT_EQ(keys::room_partition(keys::room_seq("lobby")), partition_of("lobby"));
+    EXPECT_FALSE(keys::room_partition("parley:{p}:room:x:seq"));
+    EXPECT_FALSE(keys::room_partition("parley:{p128}:room:x:seq"));
+    EXPECT_FALSE(keys::room_partition("parley:{p12}:user:x:read"));
+    EXPECT_FALSE(keys::room_partition("parley:{p1234}:room:x:seq"));
+    // Every partition has a shard, and both shards get some.
+    std::vector<int> per_shard(2);
+    for (std::uint32_t p = 0; p < partition_count; ++p) {
+        ++per_shard.at(shard_of_partition(p, 2));
+    }
+    EXPECT_GT(per_shard[0], 40);
+    EXPECT_GT(per_shard[1], 40);
+}
+
+class two_shards_test : public cluster_node_test {
+protected:
+    two_shards_test() { redis_.shards = 2; }
+};
+
+TEST_F(two_shards_test, a_sync_reads_the_other_shards_rooms_there_and_waits_for_them) {
+    test_client& alice = login("alice");  // Redis away: served here alone
+    world_.join(alice, near_room);
+    world_.join(alice, far_room);
+    node_.on_redis_up();
+    settle();
+    auto snapshot = redis_.take("snapshot");
+    ASSERT_TRUE(snapshot);
+    EXPECT_EQ(snapshot->keys, std::vector<std::string>{keys::room_seq(near_room)})
+        << "only the first shard's rooms are read by the snapshot";
+    auto get = redis_.take("GET");
+    ASSERT_TRUE(get);
+    EXPECT_EQ(get->argv.at(1), keys::room_seq(far_room));
+    node_.on_channel_message(snapshot->args.at(3));  // the marker
+    redis_.answer(*snapshot, snapshot_reply({}, {{near_room, 0}}));
+    settle();
+    EXPECT_TRUE(node_.degraded()) << "in sync before the other shard's room was read";
+    redis_.answer(*get, string_reply("0"));
+    settle();
+    EXPECT_FALSE(node_.degraded());
+}
+
+TEST_F(two_shards_test, the_says_of_one_pass_go_in_one_call_per_shard) {
+    test_client& alice = login("alice");
+    world_.join(alice, near_room);
+    world_.join(alice, far_room);
+    node_.on_redis_up();
+    settle();
+    auto snapshot = redis_.take("snapshot");
+    auto get = redis_.take("GET");
+    ASSERT_TRUE(snapshot && get);
+    node_.on_channel_message(snapshot->args.at(3));
+    redis_.answer(*snapshot, snapshot_reply({}, {{near_room, 0}}));
+    redis_.answer(*get, string_reply("0"));
+    settle();
+    answer_rebases();
+    alice.take();
+    ASSERT_FALSE(node_.degraded());
+
+    const std::size_t before = redis_.batch_keys.size();
+    alice.send({{"type", "say"}, {"room", near_room}, {"text", "one"}, {"id", 1}});
+    alice.send({{"type", "say"}, {"room", far_room}, {"text", "two"}, {"id", 2}});
+    alice.send({{"type", "say"}, {"room", near_room}, {"text", "three"}, {"id", 3}});
+    settle();
+    ASSERT_EQ(redis_.batch_keys.size(), before + 2) << "one call per shard";
+    for (std::size_t i = before; i < redis_.batch_keys.size(); ++i) {
+        const auto& batch = redis_.batch_keys[i];
+        ASSERT_FALSE(batch.empty());
+        const std::uint32_t shard = keys::shard_of_key(batch.front(), 2);
+        for (const std::string& k : batch) {
+            EXPECT_EQ(keys::shard_of_key(k, 2), shard) << k << " in a call to another shard";
+        }
+    }
+    // The first shard's room keeps its says' order within its call.
+    auto first = redis_.take("say");
+    auto second = redis_.take("say");
+    auto third = redis_.take("say");
+    ASSERT_TRUE(first && second && third);
+    EXPECT_NE(first->args.at(4).find("\"one\""), std::string::npos);
+    EXPECT_NE(second->args.at(4).find("\"three\""), std::string::npos);
+    EXPECT_NE(third->args.at(4).find("\"two\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace parley::cluster::tests
