@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """The cluster figures of docs/cluster.md: fan-out through a three-node cluster against one node.
 
-Usage: tests/load/cluster_bench.py BUILD_DIR [PAIRS [LOAD]]
+Usage: tests/load/cluster_bench.py BUILD_DIR [PAIRS [LOAD [SHARDS]]]
 BUILD_DIR is a Release build with parleyd and parley-load; LOAD (a part of a load's name, e.g.
-"99 rooms") runs only the loads it names. Each pair runs one load twice,
-interleaved: once against a single parleyd (memory history), once against three parleyd nodes
-sharing a fresh redis-server. Every server process (the one node, or the three nodes and Redis)
+"99 rooms") runs only the loads it names; SHARDS (default 1) is how many redis-servers the
+cluster spreads its rooms over (cluster.redis lists them all; Redis's CPU is theirs together).
+Each pair runs one load twice, interleaved: once against a single parleyd (memory history),
+once against three parleyd nodes sharing fresh redis-servers. Every server process (the one node, or the three nodes and Redis)
 runs on core 0 with one worker each, parley-load on core 1, so both setups get the same CPU.
 In the cluster run the load generator spreads the connections over the three nodes (connection
 i to node i mod 3) and puts connection i in room i mod R. With one room every message crosses
@@ -90,33 +91,36 @@ def messages_received(port):
     return int(found.group(1)) if found else None
 
 
-def run(build, cluster, load_args):
+def run(build, cluster, load_args, shards=1):
     wait_idle()
     workdir = tempfile.mkdtemp(prefix="parley-cluster-bench-")
-    redis = None
+    redises = []
     nodes = []
     try:
         if cluster:
-            redis, redis_port = start_redis(workdir)
+            urls = []
+            for _ in range(shards):
+                redis, redis_port = start_redis(workdir)
+                redises.append(redis)
+                urls.append(f"redis://127.0.0.1:{redis_port}")
             for i in range(3):
-                nodes.append(start_parleyd(build, ["--cluster-redis", f"redis://127.0.0.1:{redis_port}",
-                                                   "--node-id", f"node-{i}"]))
+                nodes.append(start_parleyd(build, ["--cluster-redis", ",".join(urls), "--node-id", f"node-{i}"]))
         else:
             nodes.append(start_parleyd(build, []))
         ports = ",".join(n[2] for n in nodes)
-        pids = [str(n[0].pid) for n in nodes] + ([str(redis.pid)] if redis else [])
-        redis_cpu_before = cpu_seconds(redis.pid) if redis else 0
+        pids = [str(n[0].pid) for n in nodes] + [str(r.pid) for r in redises]
+        redis_cpu_before = sum(cpu_seconds(r.pid) for r in redises)
         load = subprocess.run(["taskset", "-c", "1", f"{build}/tests/load/parley-load"] + load_args +
                               ["--port", ports, "--server-pid", ",".join(pids)],
                               capture_output=True, text=True, timeout=600)
-        redis_cpu = cpu_seconds(redis.pid) - redis_cpu_before if redis else 0
+        redis_cpu = sum(cpu_seconds(r.pid) for r in redises) - redis_cpu_before
         received = [messages_received(n[2]) for n in nodes] if cluster else []
     finally:
         for daemon, drain, _ in nodes:
             daemon.send_signal(signal.SIGTERM)
             daemon.wait(60)
             drain.wait(10)
-        if redis:
+        for redis in redises:
             redis.terminate()
             redis.wait(10)
         shutil.rmtree(workdir, ignore_errors=True)
@@ -143,6 +147,7 @@ def main():
     build = sys.argv[1]
     pairs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     only = sys.argv[3] if len(sys.argv) > 3 else ""
+    shards = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     loads = {
         "1 room x 999, window 8": ["fanout", "--connections", "999", "--rooms", "1", "--publishers", "1",
                                    "--window", "8", "--duration", "10"],
@@ -158,7 +163,7 @@ def main():
         figures = {"single": [], "cluster": []}
         for i in range(pairs):
             for setup in ("single", "cluster") if i % 2 == 0 else ("cluster", "single"):
-                r = run(build, setup == "cluster", args)
+                r = run(build, setup == "cluster", args, shards)
                 r["setup"] = setup
                 r["load"] = name
                 print(json.dumps(r), flush=True)
