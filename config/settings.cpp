@@ -56,6 +56,10 @@ std::vector<std::string> problems(const settings& s) {
             }
         }
     }
+    if (s.cluster_redis.size() > 64) {
+        out.push_back("cluster.redis lists " + std::to_string(s.cluster_redis.size()) +
+                      " servers; at most 64 are supported");
+    }
     for (std::size_t i = 0; i < s.cluster_redis.size(); ++i) {
         for (std::size_t j = 0; j < i; ++j) {
             if (s.cluster_redis[j] == s.cluster_redis[i]) {

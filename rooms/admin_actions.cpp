@@ -81,7 +81,7 @@ room::moderation_outcome moderate_as_admin(chat_hub& hub, std::string_view room_
                                            room::moderation_request request, bool needs_feed) {
     request.as_admin = true;
     cluster_link* cluster = hub.cluster();
-    if (cluster != nullptr && !cluster->sequencing()) {
+    if (cluster != nullptr && !cluster->sequencing(room_name)) {
         return room::moderation_outcome::unavailable;
     }
     room::moderation_outcome outcome = room::moderation_outcome::gone;
@@ -120,7 +120,7 @@ room::change_outcome delete_as_admin(chat_hub& hub, std::string_view room_name, 
     request.seq = seq;
     request.as_admin = true;
     cluster_link* cluster = hub.cluster();
-    if (cluster != nullptr && !cluster->sequencing()) {
+    if (cluster != nullptr && !cluster->sequencing(room_name)) {
         return room::change_outcome::unavailable;
     }
     room::change_outcome outcome = room::change_outcome::gone;

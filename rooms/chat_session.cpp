@@ -341,7 +341,7 @@ void chat_session::on_join(request& req, bool retried) {
     // In a cluster that numbers the room's messages, the room must be fed here first: its
     // bans, history and seq are the cluster's, not what this node last heard. A join retried
     // after the cluster fed the room (jr.needs_feed off) takes it as it is then.
-    jr.needs_feed = cluster != nullptr && cluster->sequencing() && !retried;
+    jr.needs_feed = cluster != nullptr && cluster->sequencing(req.room) && !retried;
     room::join_result result;
     auto target = worker_.hub().rooms().with_room(req.room, [&](room& r) {
         result = r.join(jr);
@@ -366,7 +366,7 @@ void chat_session::on_join(request& req, bool retried) {
     send(protocol::encode_joined(target->name(), result.epoch, result.members, result.history, result.recovered,
                                  req.id, &result.standing));
     worker_.add_member(target.get(), this, result.joined_event);
-    if (result.may_own && cluster->sequencing()) {
+    if (result.may_own && cluster->sequencing(target->name())) {
         // Whether the room is new is the cluster's to say: the owner's role comes as an event.
         cluster->submit_event(target->ownership_event(user_, unix_millis()), handle_, {});
     }
@@ -461,7 +461,7 @@ void chat_session::on_say(request& req) {
         return;
     }
     // Only a say with an id is acknowledged.
-    if (cluster_link* cluster = worker_.hub().cluster(); cluster != nullptr && cluster->sequencing()) {
+    if (cluster_link* cluster = worker_.hub().cluster(); cluster != nullptr && cluster->sequencing(m->joined->name())) {
         const std::int64_t now = unix_millis();
         if (!refused_say(m->joined->may_say(user_, now), m->joined->name(), req.id)) {
             // The cluster numbers it; it comes back to the room here as to every node's.

@@ -105,7 +105,7 @@ void chat_session::on_moderate(request& req) {
     }
 
     cluster_link* cluster = worker_.hub().cluster();
-    if (cluster != nullptr && !cluster->sequencing()) {
+    if (cluster != nullptr && !cluster->sequencing(req.room)) {
         fail(error_code::unavailable, "the cluster cannot take moderation just now; send it again later", req.id);
         return;
     }
@@ -172,7 +172,7 @@ void chat_session::on_change_message(request& req) {
         return;
     }
     cluster_link* cluster = worker_.hub().cluster();
-    if (cluster != nullptr && !cluster->sequencing()) {
+    if (cluster != nullptr && !cluster->sequencing(req.room)) {
         fail(error_code::unavailable, "the cluster cannot take edits or deletes just now; send it again later", req.id);
         return;
     }

@@ -16,7 +16,8 @@ namespace parley::rooms {
 
 // How the node stands in its cluster, for /healthz and /metrics.
 struct cluster_health {
-    bool degraded = true;                  // Redis unreachable, or the node not in sync yet
+    bool degraded = true;                  // Redis (or one of its shards) unreachable, or not in sync yet
+    std::uint64_t shards_down = 0;         // Redis servers other than the first that are unreachable
     std::uint64_t events_received = 0;     // events read from the cluster's channels
     std::uint64_t messages_received = 0;   // of them, room messages (says and numbered events)
     std::uint64_t rooms_fed = 0;           // rooms whose channel this node is subscribed to
@@ -113,8 +114,9 @@ public:
     // node alone until it returns). The caller posts what follows to its own worker.
     virtual void open_room(std::string_view room, std::function<void(bool fed)> done) = 0;
 
-    // False while the cluster is unreachable: says are served by this node alone (say_here).
-    virtual bool sequencing() const = 0;
+    // False while the cluster cannot number the room's messages (Redis, or the Redis server
+    // holding the room, unreachable): its says are served by this node alone (say_here).
+    virtual bool sequencing(std::string_view room) const = 0;
     // While unreachable: the epoch this node's rooms continue in (a room's seqs from now on are
     // this node's alone, so they must not pass for the cluster's), and the says made meanwhile,
     // which join the shared history when the cluster returns.

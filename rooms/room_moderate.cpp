@@ -274,7 +274,7 @@ void room::end_expired_sanctions(std::int64_t now_ms, cluster_link* cluster) {
             save_locked(sanction_setting(false, user, nullptr));
         }
         note_care_locked();
-        if (cluster->sequencing()) {
+        if (cluster->sequencing(name_)) {
             for (cluster_link::numbered_event& end : ends) {
                 cluster->submit_event(std::move(end), registry::session_handle{}, {});
             }

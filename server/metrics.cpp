@@ -169,6 +169,10 @@ const metric metric_table[] = {
     from_scrape("parley_cluster_degraded", metric_type::gauge,
                 "1 while this node cannot reach the cluster's Redis (it serves its own users alone), else 0.",
                 &cluster_value<&rooms::cluster_health::degraded>),
+    from_scrape("parley_cluster_shards_down", metric_type::gauge,
+                "Redis servers of cluster.redis other than the first that this node cannot reach (the rooms "
+                "living there are served by this node alone until they return).",
+                &cluster_value<&rooms::cluster_health::shards_down>),
     from_scrape("parley_cluster_events_received_total", metric_type::counter,
                 "Events read from the cluster's channels (every node's joins and leaves, the messages of the "
                 "rooms this node feeds, ...).",

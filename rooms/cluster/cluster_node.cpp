@@ -10,6 +10,7 @@
 #include "rooms/history/unix_clock.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 namespace parley::cluster {
@@ -114,6 +115,7 @@ void cluster_node::on_redis_down() {
     snapshot_.reset();
     sync_seqs_.clear();
     sync_reads_ = 0;
+    shards_returned_ = 0;  // the next sync takes every shard that answers then
     // The rooms' subscriptions stay (the connection makes them again); each is caught up again
     // at the next sync, and until then no join waits for it: joins are served here alone.
     sync_subscriptions_ = 0;
@@ -150,8 +152,13 @@ void cluster_node::begin_sync(bool subscribed) {
     buffered_.clear();
     // Says whose answer a lost connection took: sent again under their own numbers, which the
     // say script remembers, so each is stored once whether or not it had arrived.
-    std::vector<pending_say> again = std::move(unanswered_);
-    unanswered_.clear();
+    // Those of rooms on a shard still unreachable wait for it (resync_shard).
+    std::vector<pending_say> again;
+    std::vector<pending_say> still;
+    for (auto& say : unanswered_) {
+        (room_shard_down(say.room) ? still : again).push_back(std::move(say));
+    }
+    unanswered_ = std::move(still);
     std::sort(again.begin(), again.end(), [](const auto& a, const auto& b) { return a.nonce < b.nonce; });
     for (auto& say : again) {
         send_say(std::move(say), true);
@@ -163,18 +170,26 @@ void cluster_node::begin_sync(bool subscribed) {
     for (auto& dm : dms_again) {
         send_stored_dm(dm, true);
     }
+    std::vector<pending_say> kept_back;
     for (auto& say : kept_) {
+        if (room_shard_down(say.room)) {
+            kept_back.push_back(std::move(say));
+            continue;
+        }
         say.nonce = ++next_nonce_;
         send_say(std::move(say));
     }
-    kept_.clear();
+    kept_ = std::move(kept_back);
     renew_names();
     // Every room with members here is fed: the snapshot reads its seq, and its messages come
     // through its channel, which must be subscribed before the snapshot is read.
     sync_subscriptions_ = 0;
     for (auto& [name, fed] : fed_) {
         catching_up_[name];  // what comes before the room is positioned waits
-        if (fed.now == fed_room::state::subscribing && !subscribed) {
+        if (room_shard_down(name)) {
+            fed.now = fed_room::state::catching_up;  // positioned when its shard returns
+            fed.for_sync = false;
+        } else if (fed.now == fed_room::state::subscribing && !subscribed) {
             fed.for_sync = true;
             ++sync_subscriptions_;
         } else {
@@ -183,7 +198,7 @@ void cluster_node::begin_sync(bool subscribed) {
     }
     if (hub_ != nullptr) {
         for (const auto& r : hub_->rooms().all()) {
-            if (!fed_.contains(r->name()) && !r->local_members().empty()) {
+            if (!fed_.contains(r->name()) && !r->local_members().empty() && !room_shard_down(r->name())) {
                 start_feeding(r->name(), true);
                 ++sync_subscriptions_;
             }
@@ -225,7 +240,7 @@ void cluster_node::register_and_snapshot() {
         if (shard_of_partition(partition_of(name), shards) == 0) {
             snapshot_args.push_back(name);
             seq_keys.push_back(keys::room_seq(name));
-        } else {
+        } else if (!room_shard_down(name)) {
             elsewhere.push_back(name);
         }
     }
@@ -333,6 +348,14 @@ void cluster_node::finish_sync_if_ready() {
     for (auto& [name, done] : deferred) {
         open_room(name, std::move(done));
     }
+    // Shards that answered again while the snapshot was read: their rooms now.
+    const std::uint64_t returned = shards_returned_;
+    shards_returned_ = 0;
+    for (std::uint32_t shard = 1; shard < 64; ++shard) {
+        if (((returned >> shard) & 1) != 0 && !shard_down(shard)) {
+            resync_shard(shard);
+        }
+    }
 }
 
 // Each fed room's history, caught up with the cluster's: in step, a few behind (fetched from
@@ -354,7 +377,7 @@ void cluster_node::apply_snapshot_rooms(const redis_reply& rooms_listed) {
         seqs.try_emplace(name, 0);
     }
     for (const auto& [name, seq] : seqs) {
-        if (fed_.contains(name)) {
+        if (fed_.contains(name) && !room_shard_down(name)) {
             position_room(name, seq);
         }
     }
@@ -418,7 +441,9 @@ void cluster_node::on_renew_answer(const std::vector<std::string>& part, const s
 
 rooms::cluster_health cluster_node::health() const {
     rooms::cluster_health s;
-    s.degraded = degraded();
+    const std::uint64_t down = shards_down_.load(std::memory_order_relaxed);
+    s.degraded = degraded() || down != 0;
+    s.shards_down = static_cast<std::uint64_t>(std::popcount(down));
     s.events_received = events_received_.load(std::memory_order_relaxed);
     s.messages_received = messages_received_.load(std::memory_order_relaxed);
     s.rooms_fed = rooms_fed_.load(std::memory_order_relaxed);

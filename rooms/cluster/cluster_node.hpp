@@ -88,6 +88,12 @@ public:
     void on_redis_up();
     // Either connection was lost: degraded until on_redis_up.
     void on_redis_down();
+    // With several Redis servers: shard (not the first, which on_redis_up and on_redis_down
+    // are about) is lost, or answers again. Only its rooms are served by this node alone
+    // meanwhile; when it returns they are caught up as after a sync. The link reports every
+    // shard other than the first as down before it connects, and up when it answers.
+    void on_shard_down(std::uint32_t shard);
+    void on_shard_up(std::uint32_t shard);
     // A publication on the cluster's channel (one event, or a batch of messages), in Redis's order.
     void on_channel_message(std::string_view publication);
     // Redis confirmed a subscription this node asked for (redis_link::subscribe).
@@ -115,7 +121,7 @@ public:
     void submit_say(std::string_view room, std::string_view from, std::string_view text, std::int64_t ts,
                     registry::session_handle sender, std::string_view ack_id) override;
     void submit_event(numbered_event event, registry::session_handle sender, std::string_view ack_id) override;
-    bool sequencing() const override { return sequencing_.load(std::memory_order_acquire); }
+    bool sequencing(std::string_view room) const override;
     std::int64_t detached_epoch() const override { return detached_epoch_.load(std::memory_order_acquire); }
     void keep_for_cluster(std::string_view room, std::string_view from, std::string_view text,
                           std::int64_t ts) override;
@@ -202,6 +208,16 @@ private:
     };
 
     void run(std::function<void()> task);  // posts to the cluster's thread
+    // The shard a room lives on, and whether it is unreachable now (thread: any).
+    std::uint32_t shard_of_room(std::string_view room) const;
+    bool shard_down(std::uint32_t shard) const {
+        return shard != 0 && ((shards_down_.load(std::memory_order_acquire) >> shard) & 1) != 0;
+    }
+    bool room_shard_down(std::string_view room) const {
+        return shards_down_.load(std::memory_order_acquire) != 0 && shard_down(shard_of_room(room));
+    }
+    // A shard returned while the node was up: its rooms' says go out and the rooms catch up.
+    void resync_shard(std::uint32_t shard);
     void report(report_level level, std::string_view line) const;
 
     // Phases.
@@ -251,6 +267,9 @@ private:
     // Catches a fed room up with the cluster's last seq for it (fetch the gap, or start over
     // from the stream's newest); the room is fed when its queue drains (room_caught_up).
     void position_room(const std::string& room, std::int64_t seq);
+    // Reads a subscribed room's counter, then positions it (a lost answer leaves it to the
+    // next sync, or to its shard's return).
+    void read_room_seq(const std::string& room);
     void room_caught_up(const std::string& room);
     void answer_waiting(fed_room& fed, bool outcome);
     void stop_idle_feeds();
@@ -297,6 +316,10 @@ private:
     std::atomic<bool> sequencing_{false};
     std::atomic<bool> degraded_{true};
     std::atomic<std::int64_t> detached_epoch_;
+    // Bit N: shard N (never the first) is unreachable. Shards that returned while the node was
+    // syncing are caught up when the sync ends (shards_returned_).
+    std::atomic<std::uint64_t> shards_down_{0};
+    std::uint64_t shards_returned_ = 0;
     std::int64_t epoch_ = 0;  // the cluster's history epoch, from the last sync
     std::atomic<std::int64_t> log_epoch_;
 

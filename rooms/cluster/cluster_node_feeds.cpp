@@ -18,8 +18,8 @@ using if_missing = rooms::room_directory::if_missing;
 
 void cluster_node::open_room(std::string_view room, std::function<void(bool)> done) {
     run([this, room = std::string(room), done = std::move(done)]() mutable {
-        if (stopped_ || phase_ == phase::down) {
-            done(false);  // the room is served here alone until Redis returns
+        if (stopped_ || phase_ == phase::down || room_shard_down(room)) {
+            done(false);  // the room is served here alone until Redis (its shard) returns
             return;
         }
         if (phase_ == phase::syncing) {
@@ -79,18 +79,22 @@ void cluster_node::on_subscribed(std::string_view channel) {
     }
     // Subscribed: every message from now on arrives (and waits in catching_up_). The seq read
     // now covers every message before, which the stream holds.
+    read_room_seq(room);
+}
+
+void cluster_node::read_room_seq(const std::string& room) {
     command({"GET", keys::room_seq(room)}, [this, room, generation = sync_count_](std::optional<redis_reply> reply) {
-        if (stopped_ || generation != sync_count_ || phase_ != phase::up) {
-            return;  // lost: the next sync positions the room
+        if (stopped_ || generation != sync_count_ || phase_ != phase::up || !reply) {
+            return;  // lost: the next sync (or the shard's return) positions the room
         }
         auto f = fed_.find(room);
         if (f == fed_.end() || f->second.now != fed_room::state::catching_up) {
             return;
         }
         std::int64_t seq = 0;
-        if (reply && reply->is_error()) {
+        if (reply->is_error()) {
             report(report_level::error, "reading room '" + room + "' from redis failed: " + reply->text);
-        } else if (reply && !reply->text.empty()) {
+        } else if (!reply->text.empty()) {
             parse_number(std::string_view(reply->text), seq);
         }
         position_room(room, seq);
@@ -111,8 +115,9 @@ void cluster_node::position_room(const std::string& room, std::int64_t seq) {
 
 void cluster_node::room_caught_up(const std::string& room) {
     auto it = fed_.find(room);
-    if (it == fed_.end() || it->second.now != fed_room::state::catching_up || catching_up_.contains(room)) {
-        return;
+    if (it == fed_.end() || it->second.now != fed_room::state::catching_up || catching_up_.contains(room) ||
+        room_shard_down(room)) {
+        return;  // (a room of a shard lost meanwhile is positioned again when it returns)
     }
     it->second.now = fed_room::state::fed;
     hub_->rooms().with_room(

@@ -91,8 +91,9 @@ void cluster_node::submit_say(std::string_view room, std::string_view from, std:
                     ack_id.empty() ? std::string() : format_ack_ticket(sender, ack_id), sender, std::string(text),
                     std::string(ack_id), true, false, {}};
     run([this, say = std::move(say)]() mutable {
-        if (phase_ == phase::down) {
-            // Redis went away after the session looked: the sender's session serves it alone.
+        if (phase_ == phase::down || room_shard_down(say.room)) {
+            // Redis (the room's shard) went away after the session looked: the sender's session
+            // serves it alone.
             rooms::post_to_session(*hub_, say.sender,
                                    [say = std::make_shared<const pending_say>(std::move(say))](rooms::chat_session& s) {
                                        s.say_here(say->room, say->text, say->ts, say->ack_id);
@@ -126,7 +127,7 @@ void cluster_node::submit_event(numbered_event e, registry::session_handle sende
         args.emplace_back(protocol::frame_payload(r.frame.view()));
     }
     run([this, event = std::move(event)]() mutable {
-        if (phase_ == phase::down) {
+        if (phase_ == phase::down || room_shard_down(event.room)) {
             refuse_event(event, protocol::error_code::unavailable);
             return;
         }
@@ -153,7 +154,7 @@ void cluster_node::keep_for_cluster(std::string_view room, std::string_view from
     pending_say say{0, std::string(room), std::string(from), std::move(json.before), std::move(json.after), ts, {}, {},
                     {}, {}, false, false, {}};
     run([this, say = std::move(say)]() mutable {
-        if (phase_ != phase::down) {
+        if (phase_ != phase::down && !room_shard_down(say.room)) {
             say.nonce = ++next_nonce_;
             send_say(std::move(say));
         } else {
@@ -230,7 +231,8 @@ void cluster_node::publish(room_event event, std::string_view room, std::string_
 void cluster_node::read_stream(std::string room, rooms::stored_read what,
                                std::function<void(std::optional<std::vector<rooms::log_entry>>)> done) {
     run([this, room = std::move(room), what, done = std::move(done)]() mutable {
-        if (phase_ == phase::down) {
+        const bool conversation = rooms::direct_conversations::is_conversation_key(room);
+        if (phase_ == phase::down || (!conversation && room_shard_down(room))) {
             done(std::nullopt);  // the stream cannot be reached: not an empty page
             return;
         }

@@ -79,8 +79,8 @@ void redis_transport::connect() {
         s.commands = redis_connection::create(executor_, opts, "commands" + suffix);
         s.subscriber = redis_connection::create(executor_, opts, "events" + suffix);
         for (auto* c : {&s.commands, &s.subscriber}) {
-            (*c)->on_up([this] { on_up(); });
-            (*c)->on_down([this] { on_down(); });
+            (*c)->on_up([this, i] { on_up(i); });
+            (*c)->on_down([this, i] { on_down(i); });
         }
         // The cluster's own channel lives on the first shard; the others carry rooms' channels only.
         std::vector<std::string> channels;
@@ -96,6 +96,9 @@ void redis_transport::connect() {
                      s.endpoint.port, suffix);
     }
     connected_ = true;
+    for (std::uint32_t i = 1; i < shards_.size(); ++i) {
+        node_->on_shard_down(i);  // until it answers
+    }
     heartbeat_timer_ = std::make_unique<asio::steady_timer>(executor_);
     schedule_heartbeat();
 }
@@ -119,37 +122,37 @@ void redis_transport::stop() {
     }
 }
 
-bool redis_transport::all_connected() const {
-    for (const shard& s : shards_) {
-        if (!s.commands || !s.subscriber || !s.commands->connected() || !s.subscriber->connected()) {
-            return false;
-        }
-    }
-    return !shards_.empty();
+bool redis_transport::shard_connected(std::size_t i) const {
+    const shard& s = shards_[i];
+    return s.commands && s.subscriber && s.commands->connected() && s.subscriber->connected();
 }
 
 redis_transport::shard& redis_transport::shard_for(std::string_view key) {
     return shards_[keys::shard_of_key(key, static_cast<std::uint32_t>(shards_.size()))];
 }
 
-void redis_transport::on_up() {
-    if (stopped_ || up_ || !all_connected()) {
+void redis_transport::on_up(std::size_t i) {
+    if (stopped_ || shards_[i].up || !shard_connected(i)) {
         return;
     }
+    shard& s = shards_[i];
     // Loaded before anything the node sends (commands go out in order), so EVALSHA finds each.
-    for (shard& s : shards_) {
-        for (std::string_view text : scripts::all) {
-            s.commands->command({"SCRIPT", "LOAD", text}, [](std::optional<redis_reply> reply) {
-                if (reply && reply->is_error()) {
-                    spdlog::error("cluster: loading a script into redis failed: {}", reply->text);
-                }
-            });
-        }
+    for (std::string_view text : scripts::all) {
+        s.commands->command({"SCRIPT", "LOAD", text}, [](std::optional<redis_reply> reply) {
+            if (reply && reply->is_error()) {
+                spdlog::error("cluster: loading a script into redis failed: {}", reply->text);
+            }
+        });
+    }
+    s.up = true;
+    if (i != 0) {
+        node_->on_shard_up(static_cast<std::uint32_t>(i));
+        return;
     }
     // Keys of an earlier layout (a cluster upgraded in place, which had one Redis: the first
     // shard) move to their partitions before the node reads or writes any (it is told it is up
     // only now); once moved, this is one GET.
-    shards_.front().commands->command(
+    s.commands->command(
         {"EVAL", scripts::migrate_layout, "0", keys::layout_key, keys::layout}, [](std::optional<redis_reply> reply) {
             if (reply && reply->is_error()) {
                 spdlog::error("cluster: moving the keys of an earlier layout failed: {}", reply->text);
@@ -157,16 +160,19 @@ void redis_transport::on_up() {
                 spdlog::info("cluster: moved {} keys of an earlier layout to their partitions", reply->integer);
             }
         });
-    up_ = true;
     node_->on_redis_up();
 }
 
-void redis_transport::on_down() {
-    if (stopped_ || !up_) {
+void redis_transport::on_down(std::size_t i) {
+    if (stopped_ || !shards_[i].up) {
         return;
     }
-    up_ = false;
-    node_->on_redis_down();  // which logs the loss
+    shards_[i].up = false;
+    if (i != 0) {
+        node_->on_shard_down(static_cast<std::uint32_t>(i));
+    } else {
+        node_->on_redis_down();  // which logs the loss
+    }
 }
 
 void redis_transport::schedule_heartbeat() {

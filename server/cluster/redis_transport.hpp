@@ -23,9 +23,10 @@ class cluster_node;
 // channels that live there (the cluster's own channel on the first shard, and the channels of
 // the rooms the node feeds on theirs), and the node's heartbeat timer. Each command, script and
 // subscription goes to the shard of its key (keys::shard_of_key). It loads the cluster's
-// scripts on every connect, calls them by their SHA-1, tells the node when every connection
-// answers (on_redis_up) and when any is lost (on_redis_down), and hands it every message of
-// every channel.
+// scripts on every connect, calls them by their SHA-1, tells the node when both connections of
+// the first shard answer (on_redis_up) and when either is lost (on_redis_down), and likewise
+// for each other shard (on_shard_up, on_shard_down), and hands it every message of every
+// channel.
 //
 // Thread: post() from any thread; everything else on the executor's (the cluster's) thread,
 // except construction and start(), which may run anywhere before the loop runs.
@@ -59,14 +60,18 @@ private:
         config::redis_endpoint endpoint;
         std::shared_ptr<redis_connection> commands;
         std::shared_ptr<redis_connection> subscriber;
+        bool up = false;  // the node was told it is up, and not told it is down since
     };
 
     void connect();
-    bool all_connected() const;
+    // Both connections of shard i answer.
+    bool shard_connected(std::size_t i) const;
     // The shard a key or channel lives on.
     shard& shard_for(std::string_view key);
-    void on_up();
-    void on_down();
+    // A connection of shard i came up or was lost: the first shard's state is the node's
+    // (on_redis_up, on_redis_down), another's that of its rooms (on_shard_up, on_shard_down).
+    void on_up(std::size_t i);
+    void on_down(std::size_t i);
     void schedule_heartbeat();
     // A command that cannot be sent at all (no connection object): answered nullopt, later.
     void refuse(redis_callback done);
@@ -77,7 +82,6 @@ private:
     cluster_node* node_ = nullptr;
     bool connected_ = false;  // connect() made the connections
     std::unique_ptr<boost::asio::steady_timer> heartbeat_timer_;
-    bool up_ = false;  // the node was told on_redis_up and not on_redis_down since
     bool stopped_ = false;
     std::vector<std::string_view> argv_;  // an EVALSHA's arguments, its capacity kept between calls
 };

@@ -99,6 +99,11 @@ protected:
         return {std::move(client), std::move(welcome)};
     }
 
+    std::string metrics_of(const std::string& id) {
+        ws_client client(nodes_.at(id)->port());
+        return client.raw_http("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    }
+
     // What the shard `i` holds under key (GET), "" when nothing.
     std::string get(std::size_t i, const std::string& key) const {
         std::string text = shards_[i]->command_text({"GET", key});
@@ -243,28 +248,49 @@ TEST_F(ClusterShardsTest, AMuteInARoomOfTheSecondShardHoldsOnTheOtherNode) {
         << "the mute is kept with the room, on its shard";
 }
 
-TEST_F(ClusterShardsTest, LosingOneShardDegradesUntilItReturnsAndNothingSaidIsLost) {
-    const std::string room = room_on_shard("yard", 1);
+TEST_F(ClusterShardsTest, LosingOneShardDetachesOnlyItsRoomsAndNothingSaidThereIsLost) {
+    const std::string near = room_on_shard("yard", 0);
+    const std::string far = room_on_shard("yard", 1);
     auto [erin, erin_welcome] = login_on("node-a", "erin");
     auto [frank, frank_welcome] = login_on("node-b", "frank");
-    join_room(erin, room);
-    join_room(frank, room);
-    ASSERT_EQ(call(erin, {{"type", "say"}, {"room", room}, {"text", "before"}, {"id", 1}}).value("type", ""), "ack");
-    read_until(frank, is_type("message"));
+    for (const std::string& room : {near, far}) {
+        join_room(erin, room);
+        join_room(frank, room);
+    }
+    ASSERT_EQ(call(erin, {{"type", "say"}, {"room", far}, {"text", "before"}, {"id", 1}}).value("type", ""), "ack");
+    read_until(frank, is_chat("before"));
 
     const std::size_t lines_a = nodes_.at("node-a")->line_count();
+    const std::size_t lines_b = nodes_.at("node-b")->line_count();
     shards_[1]->stop();
-    ASSERT_TRUE(nodes_.at("node-a")->wait_for_line("lost redis", lines_a, milliseconds(15000)));
-    // Served by node A alone meanwhile, and kept for the shared history.
-    ASSERT_EQ(call(erin, {{"type", "say"}, {"room", room}, {"text", "during"}, {"id", 2}}).value("type", ""), "ack");
-    shards_[1]->start();
-    ASSERT_TRUE(nodes_.at("node-a")->wait_for_line("cluster: node node-a in sync", lines_a, milliseconds(20000)));
+    ASSERT_TRUE(nodes_.at("node-a")->wait_for_line("lost redis shard 2", lines_a, milliseconds(15000)));
+    ASSERT_TRUE(nodes_.at("node-b")->wait_for_line("lost redis shard 2", lines_b, milliseconds(15000)));
+    for (const std::string& line : nodes_.at("node-a")->output()) {
+        EXPECT_EQ(line.find("lost redis;"), std::string::npos) << "the node as a whole was cut off: " << line;
+    }
+    EXPECT_NE(metrics_of("node-a").find("parley_cluster_shards_down 1"), std::string::npos);
 
-    // Once both nodes are back, the room's history on either holds both says, once each.
+    // The room on the first shard keeps the cluster's service: numbered by Redis, seen on node B.
+    const json shared = call(erin, {{"type", "say"}, {"room", near}, {"text", "still shared"}, {"id", 2}});
+    ASSERT_EQ(shared.value("type", ""), "ack") << shared;
+    const json seen = read_until(frank, is_chat("still shared")).back();
+    EXPECT_EQ(seen.value("seq", 0), shared.value("seq", -1));
+    // A direct message lives on the first shard too.
+    erin.send_json({{"type", "dm"}, {"to", "frank"}, {"text", "psst"}, {"id", 3}});
+    EXPECT_EQ(read_until(frank, is_type("dm")).back().value("text", ""), "psst");
+    // The room on the lost shard is served by each node alone meanwhile, and its says are kept.
+    ASSERT_EQ(call(erin, {{"type", "say"}, {"room", far}, {"text", "during"}, {"id", 4}}).value("type", ""), "ack");
+    expect_error_reply(erin, {{"type", "set_topic"}, {"room", far}, {"text", "t"}, {"id", 5}}, "unavailable");
+
+    shards_[1]->start();
+    ASSERT_TRUE(nodes_.at("node-a")->wait_for_line("redis shard 2 answers again", lines_a, milliseconds(20000)));
+    ASSERT_TRUE(nodes_.at("node-b")->wait_for_line("redis shard 2 answers again", lines_b, milliseconds(20000)));
+
+    // Once back, the room's history on either node holds both says, once each.
     const auto deadline = std::chrono::steady_clock::now() + milliseconds(15000);
     std::vector<std::string> texts;
     while (std::chrono::steady_clock::now() < deadline) {
-        const json page = call(frank, {{"type", "history"}, {"room", room}, {"limit", 50}, {"id", 3}});
+        const json page = call(frank, {{"type", "history"}, {"room", far}, {"limit", 50}, {"id", 6}});
         texts.clear();
         for (const json& m : page.value("messages", json::array())) {
             if (m.value("type", "") == "message") {
@@ -277,7 +303,11 @@ TEST_F(ClusterShardsTest, LosingOneShardDegradesUntilItReturnsAndNothingSaidIsLo
         std::this_thread::sleep_for(milliseconds(100));
     }
     EXPECT_EQ(texts, (std::vector<std::string>{"before", "during"}));
-    EXPECT_EQ(call(frank, {{"type", "say"}, {"room", room}, {"text", "after"}, {"id", 4}}).value("type", ""), "ack");
+    const json after = call(frank, {{"type", "say"}, {"room", far}, {"text", "after"}, {"id", 7}});
+    ASSERT_EQ(after.value("type", ""), "ack") << after;
+    EXPECT_EQ(read_until(erin, is_chat("after")).back().value("seq", 0), after.value("seq", -1))
+        << "numbered by the cluster again, and seen on the other node";
+    EXPECT_NE(metrics_of("node-a").find("parley_cluster_shards_down 0"), std::string::npos);
 }
 
 }  // namespace

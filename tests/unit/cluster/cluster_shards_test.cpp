@@ -57,6 +57,27 @@ TEST(shard_routing, rooms_spread_over_the_shards_and_everything_else_stays_on_th
 class two_shards_test : public cluster_node_test {
 protected:
     two_shards_test() { redis_.shards = 2; }
+
+    // alice, logged in while Redis was away, in both rooms; then Redis answers and the node
+    // syncs (the far room's seq read on its shard).
+    test_client& alice_in_both_rooms() {
+        test_client& alice = login("alice");
+        world_.join(alice, near_room);
+        world_.join(alice, far_room);
+        node_.on_redis_up();
+        settle();
+        auto snapshot = redis_.take("snapshot");
+        auto get = redis_.take("GET");
+        EXPECT_TRUE(snapshot && get);
+        node_.on_channel_message(snapshot->args.at(3));
+        redis_.answer(*snapshot, snapshot_reply({}, {{near_room, 0}}));
+        redis_.answer(*get, string_reply("0"));
+        settle();
+        answer_rebases();
+        alice.take();
+        EXPECT_FALSE(node_.degraded());
+        return alice;
+    }
 };
 
 TEST_F(two_shards_test, a_sync_reads_the_other_shards_rooms_there_and_waits_for_them) {
@@ -82,21 +103,7 @@ TEST_F(two_shards_test, a_sync_reads_the_other_shards_rooms_there_and_waits_for_
 }
 
 TEST_F(two_shards_test, the_says_of_one_pass_go_in_one_call_per_shard) {
-    test_client& alice = login("alice");
-    world_.join(alice, near_room);
-    world_.join(alice, far_room);
-    node_.on_redis_up();
-    settle();
-    auto snapshot = redis_.take("snapshot");
-    auto get = redis_.take("GET");
-    ASSERT_TRUE(snapshot && get);
-    node_.on_channel_message(snapshot->args.at(3));
-    redis_.answer(*snapshot, snapshot_reply({}, {{near_room, 0}}));
-    redis_.answer(*get, string_reply("0"));
-    settle();
-    answer_rebases();
-    alice.take();
-    ASSERT_FALSE(node_.degraded());
+    test_client& alice = alice_in_both_rooms();
 
     const std::size_t before = redis_.batch_keys.size();
     alice.send({{"type", "say"}, {"room", near_room}, {"text", "one"}, {"id", 1}});
@@ -120,6 +127,50 @@ TEST_F(two_shards_test, the_says_of_one_pass_go_in_one_call_per_shard) {
     EXPECT_NE(first->args.at(4).find("\"one\""), std::string::npos);
     EXPECT_NE(second->args.at(4).find("\"three\""), std::string::npos);
     EXPECT_NE(third->args.at(4).find("\"two\""), std::string::npos);
+}
+
+TEST_F(two_shards_test, a_lost_shard_detaches_only_its_rooms_and_they_catch_up_when_it_returns) {
+    test_client& alice = alice_in_both_rooms();
+
+    node_.on_shard_down(1);
+    EXPECT_FALSE(node_.sequencing(far_room));
+    EXPECT_TRUE(node_.sequencing(near_room)) << "a room of the first shard lost its service";
+    EXPECT_TRUE(node_.health().degraded);
+    EXPECT_EQ(node_.health().shards_down, 1u);
+    alice.send({{"type", "say"}, {"room", far_room}, {"text", "alone"}, {"id", 1}});
+    alice.send({{"type", "say"}, {"room", near_room}, {"text", "shared"}, {"id", 2}});
+    settle();
+    // The far room's say is served here, in a detached epoch; the near room's goes to Redis.
+    ASSERT_EQ(redis_.count("say"), 1u);
+    auto shared = redis_.take("say");
+    EXPECT_EQ(shared->args.at(7), near_room);
+    const auto detached = alice.received("joined");
+    ASSERT_EQ(detached.size(), 1u);
+    EXPECT_EQ(detached[0].value("room", ""), far_room);
+    EXPECT_EQ(detached[0]["epoch"], node_.detached_epoch());
+    EXPECT_EQ(seqs_received(alice), (std::vector<std::int64_t>{1})) << "the far room's say, numbered here";
+    alice.take();
+
+    // Back: the kept say goes to the far room's shard, then its counter is read and the room
+    // starts over from its stream in the cluster's epoch.
+    node_.on_shard_up(1);
+    settle();
+    EXPECT_FALSE(node_.health().degraded);
+    auto kept = redis_.take("say");
+    ASSERT_TRUE(kept);
+    EXPECT_EQ(kept->args.at(7), far_room);
+    EXPECT_NE(kept->args.at(4).find("\"text\":\"alone\""), std::string::npos);
+    redis_.answer(*kept, integer_reply(1));
+    auto position = redis_.take("GET");
+    ASSERT_TRUE(position);
+    EXPECT_EQ(position->argv.at(1), keys::room_seq(far_room));
+    redis_.answer(*position, string_reply("1"));
+    settle();
+    answer_rebases({stream_entry_reply(far_room, "alice", "alone", 1, "a")});
+    const auto back = alice.received("joined");
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_EQ(back[0]["epoch"], cluster_epoch);
+    EXPECT_TRUE(node_.sequencing(far_room));
 }
 
 }  // namespace

@@ -74,7 +74,7 @@ public:
     void submit_event(numbered_event event, registry::session_handle sender, std::string_view ack_id) override {
         events.push_back({std::move(event), std::string(ack_id), sender});
     }
-    bool sequencing() const override { return up; }
+    bool sequencing(std::string_view) const override { return up; }
     std::int64_t detached_epoch() const override { return test_epoch + 99; }
     void keep_for_cluster(std::string_view room, std::string_view from, std::string_view text, std::int64_t) override {
         kept.push_back({std::string(room), std::string(from), std::string(text), {}, {}});
