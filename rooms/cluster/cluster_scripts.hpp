@@ -142,8 +142,9 @@ return out
 )lua";
 
 // The fast path of says: a batch of plain says (no event, none sent again), which is what a busy
-// cluster sends. Per say it only stores (XADD); per room it numbers once (INCRBY), trims the
-// stream once (XTRIM) and publishes once; the node did all the text work before. Each say's text
+// cluster sends. Per say it only stores (XADD); per room it numbers once (INCRBY) and publishes
+// once, and trims the stream (XTRIM) when its seq passes a multiple of 64; the node did all the
+// text work before. Each say's text
 // comes once and is both stored and published as it is: Redis's Lua hashes every byte of every
 // string it makes, so the script makes one per room (the publication), none per say.
 // KEYS: two per room of the batch: its seq counter, its stream.
@@ -173,7 +174,11 @@ for r = 1, rooms do
     n = n + 1
     seqs[n] = seq
   end
-  redis.call('XTRIM', log, 'MAXLEN', '~', ARGV[1])
+  -- Trimmed when the batch crosses a multiple of 64 seqs: the stream exceeds its length by at
+  -- most that until then, and a batch of one or two says (most of them) pays no XTRIM.
+  if math.floor((first + count) / 64) ~= math.floor(first / 64) then
+    redis.call('XTRIM', log, 'MAXLEN', '~', ARGV[1])
+  end
   redis.call('PUBLISH', ARGV[base + 2], table.concat(parts, '\n'))
 end
 return seqs
