@@ -15,9 +15,12 @@ struct general_flag {
     std::string_view help;
 };
 
-constexpr std::array<general_flag, 5> general_flags = {{
+constexpr std::array<general_flag, 6> general_flags = {{
     {"--config", "PATH", "read this configuration file instead of the default one"},
     {"--check-config", "", "load the configuration, print every problem found, exit 0 if it is valid, else 1"},
+    {"--cluster-rebalance", "", "move the keys of rooms whose Redis server changed (cluster.redis gained or lost a "
+                                "server) to the server that holds them now, then exit; run it with every node "
+                                "stopped (docs/cluster.md)"},
     {"--set", "SECTION.KEY=VALUE", "set any key of the configuration file, e.g. --set limits.max_connections=50000 "
                                    "(repeatable; a list is comma-separated)"},
     {"--help", "", "print this help and exit (also -h)"},
@@ -101,6 +104,10 @@ arguments parse_arguments(std::span<const std::string_view> args) {
             result.check_config = true;
             continue;
         }
+        if (arg == "--cluster-rebalance") {
+            result.cluster_rebalance = true;
+            continue;
+        }
         if (!arg.starts_with("--")) {
             result.error = arg.starts_with("-") ? unknown_option(arg) : "unexpected argument '" + std::string(arg) + "'";
             break;
@@ -111,7 +118,7 @@ arguments parse_arguments(std::span<const std::string_view> args) {
             name = arg.substr(0, eq);
             value = arg.substr(eq + 1);
         }
-        if (name == "--help" || name == "--version" || name == "--check-config") {
+        if (name == "--help" || name == "--version" || name == "--check-config" || name == "--cluster-rebalance") {
             result.error = "option " + std::string(name) + " takes no value";
             break;
         }

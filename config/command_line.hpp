@@ -14,12 +14,13 @@ namespace parley::config {
 struct arguments {
     config_source source;       // --config PATH, and one override per settings flag, in order
     bool check_config = false;  // --check-config
+    bool cluster_rebalance = false;  // --cluster-rebalance
     bool show_help = false;     // --help, -h
     bool show_version = false;  // --version
     std::string error;          // non-empty: a usage error ("unknown option '--prot'; did you mean '--port'?")
 };
 
-// Parses the arguments after the program name: --config PATH, --check-config,
+// Parses the arguments after the program name: --config PATH, --check-config, --cluster-rebalance,
 // --set SECTION.KEY=VALUE (repeatable), every flag of the option table (`--port 9000` or
 // `--port=9000`), --help/-h, --version. Stops at the first usage error. Values are not checked
 // here but by load(), which names the flag; an unknown --set key is a usage error.

@@ -2,6 +2,8 @@
 
 #include "config/command_line.hpp"
 #include "config/loader.hpp"
+#include "config/redis_url.hpp"
+#include "server/cluster/shard_rebalance.hpp"
 #include "server/history_setup.hpp"
 #include "server/logging.hpp"
 #include "server/server.hpp"
@@ -16,17 +18,43 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <vector>
 
 namespace {
 
 namespace config = parley::config;
 namespace server = parley::server;
+namespace cluster = parley::cluster;
 
 // Prints every problem of a configuration that failed to load, one per line.
 void print_errors(const config::load_result& loaded) {
     for (const auto& e : loaded.errors) {
         std::fprintf(stderr, "parleyd: %s\n", e.text().c_str());
     }
+}
+
+// --cluster-rebalance: moves the keys of rooms to the Redis server cluster.redis gives them now.
+// Returns the exit status.
+int rebalance_cluster(const config::settings& settings) {
+    if (settings.cluster_redis.empty()) {
+        std::fprintf(stderr, "parleyd: --cluster-rebalance needs cluster.redis\n");
+        return 2;
+    }
+    std::vector<config::redis_endpoint> shards;
+    for (const std::string& url : settings.cluster_redis) {
+        shards.push_back(*config::parse_redis_url(url));  // checked by the loader
+    }
+    const cluster::rebalance_outcome done = cluster::rebalance_shards(shards, std::chrono::minutes(30));
+    std::printf("parleyd: moved %llu key(s) of rooms to the Redis server that holds them now\n",
+                static_cast<unsigned long long>(done.moved));
+    for (const std::string& key : done.conflicts) {
+        std::printf("parleyd: left %s where it is: its new server has a key of that name already\n", key.c_str());
+    }
+    if (!done.error.empty()) {
+        std::fprintf(stderr, "parleyd: rebalance stopped: %s (running it again moves what is left)\n",
+                     done.error.c_str());
+    }
+    return done.ok() ? 0 : 1;
 }
 
 // --check-config: the configuration and its TLS files. Returns the exit status.
@@ -156,6 +184,9 @@ int main(int argc, char** argv) {
         return 1;
     }
     const auto& settings = loaded.value;
+    if (cli.cluster_rebalance) {
+        return rebalance_cluster(settings);
+    }
     try {
         server::setup_logging({settings.log_level, settings.log_format, settings.log_file});
     } catch (const std::exception& e) {

@@ -3,11 +3,15 @@
 // direct conversations, read markers) on the first, and everything a user sees is the same as
 // over one Redis (docs/cluster.md, "Several Redis servers").
 #include "redis_process.hpp"
+#include "run_parleyd.hpp"
+#include "temp_dir.hpp"
 #include "test_support.hpp"
 #include "tests/token_minter.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <fstream>
 #include <map>
 
 namespace parley::integration {
@@ -308,6 +312,118 @@ TEST_F(ClusterShardsTest, LosingOneShardDetachesOnlyItsRoomsAndNothingSaidThereI
     EXPECT_EQ(read_until(erin, is_chat("after")).back().value("seq", 0), after.value("seq", -1))
         << "numbered by the cluster again, and seen on the other node";
     EXPECT_NE(metrics_of("node-a").find("parley_cluster_shards_down 0"), std::string::npos);
+}
+
+// A cluster of one Redis gets a second one: `parleyd --cluster-rebalance` moves the rooms whose
+// partition now lives there, and a node listing both servers carries on with their history.
+TEST(ClusterRebalanceTest, AServerAddedAndTheKeysRebalancedKeepEveryRoomsHistory) {
+    redis_process first(redis_process::persistence::append_only);
+    redis_process second(redis_process::persistence::append_only);
+    const auto url = [](const redis_process& r) { return "\"redis://127.0.0.1:" + std::to_string(r.port()) + "\""; };
+    const std::string tail = "\nnode_id = \"node-a\"\n[auth]\nmode = \"token\"\ntoken_secret = \"" +
+                             std::string(test_tokens::token_secret) + "\"\n";
+    const std::string one_server = "[cluster]\nredis = [" + url(first) + "]" + tail;
+    const std::string two_servers = "[cluster]\nredis = [" + url(first) + ", " + url(second) + "]" + tail;
+    const std::string moving = room_on_shard("hall", 1);
+    const std::string staying = room_on_shard("hall", 0);
+    const auto start = [](const std::string& config) {
+        auto node = std::make_unique<daemon_process>(relaxed_rate_args(), config);
+        if (!node->wait_for_line("cluster: node node-a in sync", 0, milliseconds(15000))) {
+            throw std::runtime_error("node-a did not get in sync:\n" + node->tail(30));
+        }
+        return node;
+    };
+    const auto login = [](daemon_process& node, const std::string& user) {
+        ws_client client(node.port());
+        client.upgrade();
+        const json welcome = login_retrying(client, user, milliseconds(5000), token_for(user));
+        EXPECT_EQ(welcome.value("type", ""), "welcome") << welcome;
+        return client;
+    };
+
+    {
+        auto node = start(one_server);
+        ws_client alice = login(*node, "alice");
+        for (const std::string& room : {moving, staying}) {
+            join_room(alice, room);
+            for (int i = 1; i <= 3; ++i) {
+                ASSERT_EQ(call(alice, {{"type", "say"}, {"room", room}, {"text", room + "-" + std::to_string(i)},
+                                       {"id", i}})
+                              .value("type", ""),
+                          "ack");
+            }
+        }
+        alice.close_socket();
+        EXPECT_TRUE(node->stop().exited);
+    }
+    // Seq 1 is alice's ownership of each room she made, the says 2 to 4.
+    ASSERT_EQ(first.command_text({"GET", room_key(moving, ":seq")}), "4\n");
+    const std::string moving_keys = first.command_text({"KEYS", room_key(moving, ":*")});
+    const auto key_count = static_cast<std::size_t>(std::count(moving_keys.begin(), moving_keys.end(), '\n'));
+    ASSERT_GE(key_count, 2u) << moving_keys;
+
+    temp_dir dir;
+    std::ofstream(dir.file("parley.toml")) << two_servers;
+    const run_result moved = run_parleyd({"--config", dir.file("parley.toml"), "--cluster-rebalance"},
+                                         milliseconds(60000));
+    ASSERT_TRUE(moved.exited && moved.code == 0) << moved.output;
+    EXPECT_NE(moved.output.find("moved " + std::to_string(key_count) + " key(s)"), std::string::npos)
+        << moved.output << "; the moved room's keys: " << moving_keys;
+    EXPECT_EQ(second.command_text({"GET", room_key(moving, ":seq")}), "4\n");
+    EXPECT_EQ(first.command_text({"EXISTS", room_key(moving, ":seq"), room_key(moving, ":log")}), "0\n");
+    EXPECT_EQ(first.command_text({"GET", room_key(staying, ":seq")}), "4\n") << "a room that did not move";
+
+    auto node = start(two_servers);
+    ws_client alice = login(*node, "alice");
+    const json joined = join_room(alice, moving);
+    std::vector<std::string> texts;
+    for (const json& m : joined.value("history", json::array())) {
+        if (m.value("type", "") == "message") {
+            texts.push_back(m.value("text", ""));
+        }
+    }
+    EXPECT_EQ(texts, (std::vector<std::string>{moving + "-1", moving + "-2", moving + "-3"})) << joined;
+    const json next = call(alice, {{"type", "say"}, {"room", moving}, {"text", "on"}, {"id", 9}});
+    EXPECT_EQ(next.value("seq", 0), 5) << "the room's numbering goes on from its moved counter";
+    alice.close_socket();
+    EXPECT_TRUE(node->stop().exited);
+
+    const run_result again = run_parleyd({"--config", dir.file("parley.toml"), "--cluster-rebalance"},
+                                         milliseconds(60000));
+    EXPECT_TRUE(again.exited && again.code == 0) << again.output;
+    EXPECT_NE(again.output.find("moved 0 key(s)"), std::string::npos) << again.output;
+}
+
+// A key the new server has already is left where it is and named; a server that does not
+// answer stops the rebalance with its address. Either way the exit status says it.
+TEST(ClusterRebalanceTest, AConflictOrAnUnreachableServerIsReported) {
+    redis_process first(redis_process::persistence::none);
+    redis_process second(redis_process::persistence::none);
+    const std::string room = room_on_shard("clash", 1);
+    first.command_text({"SET", room_key(room, ":seq"), "7"});
+    second.command_text({"SET", room_key(room, ":seq"), "2"});
+    temp_dir dir;
+    const auto config = [&](std::uint16_t second_port) {
+        std::ofstream(dir.file("parley.toml"))
+            << "[cluster]\nredis = [\"redis://127.0.0.1:" << first.port() << "\", \"redis://127.0.0.1:" << second_port
+            << "\"]\n";
+    };
+    config(second.port());
+    const run_result clash = run_parleyd({"--config", dir.file("parley.toml"), "--cluster-rebalance"},
+                                         milliseconds(60000));
+    EXPECT_TRUE(clash.exited && clash.code == 1) << clash.output;
+    EXPECT_NE(clash.output.find("left " + room_key(room, ":seq") + " where it is"), std::string::npos) << clash.output;
+    EXPECT_EQ(first.command_text({"GET", room_key(room, ":seq")}), "7\n");
+    EXPECT_EQ(second.command_text({"GET", room_key(room, ":seq")}), "2\n");
+
+    reserved_port nobody;  // a port nothing listens on
+    config(nobody.port());
+    const run_result unreachable = run_parleyd({"--config", dir.file("parley.toml"), "--cluster-rebalance"},
+                                               milliseconds(60000));
+    EXPECT_TRUE(unreachable.exited && unreachable.code == 1) << unreachable.output;
+    EXPECT_NE(unreachable.output.find("cannot reach redis shard 2 (127.0.0.1:" + std::to_string(nobody.port()) + ")"),
+              std::string::npos)
+        << unreachable.output;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // file at start report FILE:LINE: KEY, the sample file runs as it is, and the settings that
 // only the file (or --set) reaches behave as documented.
 #include "http_response.hpp"
+#include "run_parleyd.hpp"
 #include "temp_dir.hpp"
 #include "test_support.hpp"
 #include "tls_support.hpp"
@@ -40,76 +41,6 @@ json say(ws_client& client, const std::string& room, const std::string& text, co
 http_response try_upgrade(std::uint16_t port, std::vector<std::string> headers = {}) {
     ws_client client(port, {.headers = std::move(headers)});
     return parse_http_response(client.raw_http(client.upgrade_request()));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Running parleyd by hand, for --check-config and start-up failures.
-
-struct run_result {
-    bool exited = false;
-    int code = -1;
-    bool timed_out = false;
-    std::string output;  // stdout and stderr together
-};
-
-// Runs the daemon with args and waits up to timeout for it to exit (then SIGKILL).
-run_result run_parleyd(std::vector<std::string> args, milliseconds timeout = milliseconds(10000)) {
-    args.insert(args.begin(), PARLEYD_PATH);
-    std::vector<char*> argv;
-    for (std::string& arg : args) {
-        argv.push_back(arg.data());
-    }
-    argv.push_back(nullptr);
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) {
-        throw std::runtime_error("pipe failed");
-    }
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-        throw std::runtime_error("fork failed");
-    }
-    if (pid == 0) {
-        ::dup2(fds[1], 1);
-        ::dup2(fds[1], 2);
-        ::execv(argv[0], argv.data());
-        ::_exit(127);
-    }
-    ::close(fds[1]);
-    run_result result;
-    const auto deadline = clock::now() + timeout;
-    char buffer[4096];
-    for (;;) {
-        const auto left = std::chrono::duration_cast<milliseconds>(deadline - clock::now()).count();
-        if (left <= 0) {
-            result.timed_out = true;
-            ::kill(pid, SIGKILL);
-            break;
-        }
-        pollfd p{fds[0], POLLIN, 0};
-        const int ready = ::poll(&p, 1, static_cast<int>(left));
-        if (ready < 0 && errno == EINTR) {
-            continue;
-        }
-        if (ready <= 0) {
-            continue;
-        }
-        const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            break;
-        }
-        result.output.append(buffer, static_cast<std::size_t>(n));
-    }
-    ::close(fds[0]);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    if (WIFEXITED(status)) {
-        result.exited = true;
-        result.code = WEXITSTATUS(status);
-    }
-    return result;
 }
 
 // A temporary file with text, removed at the end of the test.

@@ -29,6 +29,15 @@ TEST(command_line, config_path_both_spellings_and_check) {
     EXPECT_EQ(parse({"--config", "a", "--config", "b"}).error, "option --config given twice");
 }
 
+TEST(command_line, cluster_rebalance_is_a_command_of_its_own) {
+    arguments a = parse({"--config", "/tmp/a.toml", "--cluster-rebalance", "--cluster-redis", "redis://a:1,redis://b:2"});
+    ASSERT_TRUE(a.error.empty()) << a.error;
+    EXPECT_TRUE(a.cluster_rebalance);
+    EXPECT_FALSE(parse({}).cluster_rebalance);
+    EXPECT_EQ(parse({"--cluster-rebalance=yes"}).error, "option --cluster-rebalance takes no value");
+    EXPECT_NE(usage_text().find("--cluster-rebalance"), std::string::npos);
+}
+
 TEST(command_line, table_flags_become_overrides_in_order) {
     arguments a = parse({"--port", "9000", "--threads=4", "--log-level", "debug", "--max-message=1000"});
     ASSERT_TRUE(a.error.empty()) << a.error;
