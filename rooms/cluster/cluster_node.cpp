@@ -254,8 +254,15 @@ void cluster_node::register_and_snapshot() {
     sync_reads_ = elsewhere.size();
     for (const std::string& room : elsewhere) {
         command({"GET", keys::room_seq(room)}, [this, room, count = sync_count_](std::optional<redis_reply> reply) {
-            if (count != sync_count_ || phase_ != phase::syncing || !reply) {
-                return;  // a lost shard: the sync starts over when it returns
+            if (count != sync_count_ || phase_ != phase::syncing) {
+                return;
+            }
+            if (!reply) {
+                // Its shard was lost (on_shard_down follows): the sync goes on without the room,
+                // which is positioned when the shard returns.
+                --sync_reads_;
+                finish_sync_if_ready();
+                return;
             }
             std::int64_t seq = 0;
             if (reply->is_error()) {
@@ -373,12 +380,25 @@ void cluster_node::apply_snapshot_rooms(const redis_reply& rooms_listed) {
         seqs[name] = seq;
     }
     sync_seqs_.clear();
+    const std::uint32_t shards = link_.shard_count();
     for (const auto& [name, fed] : fed_) {
-        seqs.try_emplace(name, 0);
+        // A room of another shard whose seq was not read (its shard was lost meanwhile) waits
+        // for that shard's return; the first shard's rooms are all in the snapshot.
+        if (shard_of_partition(partition_of(name), shards) == 0) {
+            seqs.try_emplace(name, 0);
+        }
     }
     for (const auto& [name, seq] : seqs) {
         if (fed_.contains(name) && !room_shard_down(name)) {
             position_room(name, seq);
+        }
+    }
+    // The rooms left out stay caught up from nothing: their messages wait until their shard's
+    // return positions them (on_shard_down, or the lost answer above, which it follows).
+    for (auto& [name, fed] : fed_) {
+        if (!seqs.contains(name)) {
+            fed.now = fed_room::state::catching_up;
+            catching_up_[name];
         }
     }
 }

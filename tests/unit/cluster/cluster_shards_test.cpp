@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,46 +59,52 @@ class two_shards_test : public cluster_node_test {
 protected:
     two_shards_test() { redis_.shards = 2; }
 
-    // alice, logged in while Redis was away, in both rooms; then Redis answers and the node
-    // syncs (the far room's seq read on its shard).
-    test_client& alice_in_both_rooms() {
-        test_client& alice = login("alice");
-        world_.join(alice, near_room);
-        world_.join(alice, far_room);
+    // alice, logged in while Redis was away (served here alone), in both rooms; then Redis
+    // answers and the node begins its sync. Returns the snapshot's call and the far room's seq
+    // read, both unanswered; the marker has not come yet.
+    struct sync_begun {
+        test_client* alice = nullptr;
+        std::optional<sent_call> snapshot;
+        std::optional<sent_call> get;
+    };
+    sync_begun begin_sync_in_both_rooms() {
+        sync_begun s;
+        s.alice = &login("alice");
+        world_.join(*s.alice, near_room);
+        world_.join(*s.alice, far_room);
         node_.on_redis_up();
         settle();
-        auto snapshot = redis_.take("snapshot");
-        auto get = redis_.take("GET");
-        EXPECT_TRUE(snapshot && get);
-        node_.on_channel_message(snapshot->args.at(3));
-        redis_.answer(*snapshot, snapshot_reply({}, {{near_room, 0}}));
-        redis_.answer(*get, string_reply("0"));
+        s.snapshot = redis_.take("snapshot");
+        s.get = redis_.take("GET");
+        EXPECT_TRUE(s.snapshot && s.get);
+        return s;
+    }
+
+    // The same, and the sync answered: the node is in sync with both rooms fed.
+    test_client& alice_in_both_rooms() {
+        sync_begun s = begin_sync_in_both_rooms();
+        node_.on_channel_message(s.snapshot->args.at(3));
+        redis_.answer(*s.snapshot, snapshot_reply({}, {{near_room, 0}}));
+        redis_.answer(*s.get, string_reply("0"));
         settle();
         answer_rebases();
-        alice.take();
+        s.alice->take();
         EXPECT_FALSE(node_.degraded());
-        return alice;
+        return *s.alice;
     }
 };
 
 TEST_F(two_shards_test, a_sync_reads_the_other_shards_rooms_there_and_waits_for_them) {
-    test_client& alice = login("alice");  // Redis away: served here alone
-    world_.join(alice, near_room);
-    world_.join(alice, far_room);
-    node_.on_redis_up();
-    settle();
-    auto snapshot = redis_.take("snapshot");
-    ASSERT_TRUE(snapshot);
-    EXPECT_EQ(snapshot->keys, std::vector<std::string>{keys::room_seq(near_room)})
+    sync_begun s = begin_sync_in_both_rooms();
+    ASSERT_TRUE(s.snapshot && s.get);
+    EXPECT_EQ(s.snapshot->keys, std::vector<std::string>{keys::room_seq(near_room)})
         << "only the first shard's rooms are read by the snapshot";
-    auto get = redis_.take("GET");
-    ASSERT_TRUE(get);
-    EXPECT_EQ(get->argv.at(1), keys::room_seq(far_room));
-    node_.on_channel_message(snapshot->args.at(3));  // the marker
-    redis_.answer(*snapshot, snapshot_reply({}, {{near_room, 0}}));
+    EXPECT_EQ(s.get->argv.at(1), keys::room_seq(far_room));
+    node_.on_channel_message(s.snapshot->args.at(3));  // the marker
+    redis_.answer(*s.snapshot, snapshot_reply({}, {{near_room, 0}}));
     settle();
     EXPECT_TRUE(node_.degraded()) << "in sync before the other shard's room was read";
-    redis_.answer(*get, string_reply("0"));
+    redis_.answer(*s.get, string_reply("0"));
     settle();
     EXPECT_FALSE(node_.degraded());
 }
@@ -171,6 +178,31 @@ TEST_F(two_shards_test, a_lost_shard_detaches_only_its_rooms_and_they_catch_up_w
     ASSERT_EQ(back.size(), 1u);
     EXPECT_EQ(back[0]["epoch"], cluster_epoch);
     EXPECT_TRUE(node_.sequencing(far_room));
+}
+
+TEST_F(two_shards_test, a_shard_lost_while_the_sync_reads_it_leaves_its_rooms_for_its_return) {
+    sync_begun s = begin_sync_in_both_rooms();
+    ASSERT_TRUE(s.snapshot && s.get);
+    node_.on_channel_message(s.snapshot->args.at(3));
+    redis_.answer(*s.snapshot, snapshot_reply({}, {{near_room, 0}}));
+    redis_.answer(*s.get, std::nullopt);  // lost with its shard, whose loss the link reports next
+    node_.on_shard_down(1);
+    settle();
+    answer_rebases();
+    EXPECT_FALSE(node_.degraded()) << "the sync waited for a shard that is gone";
+    EXPECT_TRUE(node_.sequencing(near_room));
+    EXPECT_FALSE(node_.sequencing(far_room));
+
+    node_.on_shard_up(1);
+    settle();
+    auto position = redis_.take("GET");
+    ASSERT_TRUE(position);
+    EXPECT_EQ(position->argv.at(1), keys::room_seq(far_room));
+    redis_.answer(*position, string_reply("0"));
+    settle();
+    answer_rebases();
+    EXPECT_EQ(world_.hub().rooms().find(far_room)->log_position().first, cluster_epoch)
+        << "the far room was not caught up with the cluster";
 }
 
 }  // namespace
