@@ -1,7 +1,7 @@
 // Two parleyd nodes in token mode sharing one real redis-server: what is kept for a user
 // (stored direct conversations, read markers, welcome's conversations) is the cluster's, so a
 // user finds on one node what was sent or read on the other (docs/cluster.md).
-#include "redis_process.hpp"
+#include "redis_shards.hpp"
 #include "test_support.hpp"
 #include "tests/token_minter.hpp"
 
@@ -16,7 +16,8 @@ class ClusterConversationsTest : public ::testing::Test {
 protected:
     void SetUp() override {
         // Kept on disk, as a production Redis is: the outage test restarts it.
-        redis_ = std::make_unique<redis_process>(redis_process::persistence::append_only);
+        servers_ = std::make_unique<redis_shards>(redis_process::persistence::append_only);
+        redis_ = &servers_->first();
         for (const char* id : {"node-a", "node-b"}) {
             auto node = std::make_unique<daemon_process>(relaxed_rate_args(), config_for(id));
             if (!node->wait_for_line(std::string("cluster: node ") + id + " in sync", 0, milliseconds(15000))) {
@@ -37,7 +38,7 @@ protected:
     }
 
     std::string config_for(const std::string& id) const {
-        return "[cluster]\nredis = \"redis://127.0.0.1:" + std::to_string(redis_->port()) + "\"\nnode_id = \"" + id +
+        return "[cluster]\nredis = " + servers_->config_value() + "\nnode_id = \"" + id +
                "\"\n[auth]\nmode = \"token\"\ntoken_secret = \"" + test_tokens::token_secret + "\"\n";
     }
 
@@ -82,7 +83,8 @@ protected:
         return nullptr;
     }
 
-    std::unique_ptr<redis_process> redis_;
+    std::unique_ptr<redis_shards> servers_;
+    redis_process* redis_ = nullptr;  // the first of them (the only one, unless the test runs over shards)
     std::map<std::string, std::unique_ptr<daemon_process>> nodes_;
 };
 

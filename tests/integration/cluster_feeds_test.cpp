@@ -4,7 +4,7 @@
 // more stops being read a little later (docs/cluster.md, "Rooms a node feeds").
 
 #include "http_response.hpp"
-#include "redis_process.hpp"
+#include "redis_shards.hpp"
 #include "test_support.hpp"
 
 #include <atomic>
@@ -21,10 +21,11 @@ const std::string feeds_admin_token = "feeds-admin-token-0123456789";
 class ClusterFeedsTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        redis_ = std::make_unique<redis_process>(redis_process::persistence::none);
+        servers_ = std::make_unique<redis_shards>(redis_process::persistence::none);
+        redis_ = &servers_->first();
         for (const char* id : {"node-a", "node-b"}) {
-            const std::string config = "[cluster]\nredis = \"redis://127.0.0.1:" + std::to_string(redis_->port()) +
-                                       "\"\nnode_id = \"" + id + "\"\nname_ttl_ms = " +
+            const std::string config = "[cluster]\nredis = " + servers_->config_value() +
+                                       "\nnode_id = \"" + id + "\"\nname_ttl_ms = " +
                                        std::to_string(feeds_name_ttl_ms) + "\n[admin]\ntoken = \"" + feeds_admin_token +
                                        "\"\n";
             auto node = std::make_unique<daemon_process>(relaxed_rate_args(), config);
@@ -67,7 +68,8 @@ protected:
     }
     long long messages_read(const std::string& id) { return metric(id, "parley_cluster_messages_received_total"); }
 
-    std::unique_ptr<redis_process> redis_;
+    std::unique_ptr<redis_shards> servers_;
+    redis_process* redis_ = nullptr;  // the first of them (the only one, unless the test runs over shards)
     std::map<std::string, std::unique_ptr<daemon_process>> nodes_;
 };
 

@@ -2,7 +2,7 @@
 // redis-server: each action is numbered by the cluster like a say and changes the room on every
 // node; the room's settings live in a Redis hash and deleted text leaves the room's stream
 // (docs/cluster.md).
-#include "redis_process.hpp"
+#include "redis_shards.hpp"
 #include "test_support.hpp"
 #include "tests/token_minter.hpp"
 
@@ -19,7 +19,8 @@ const std::string cluster_admin_token = "cluster-admin-token-0123456789";
 class ClusterModerationTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        redis_ = std::make_unique<redis_process>(redis_process::persistence::append_only);
+        servers_ = std::make_unique<redis_shards>(redis_process::persistence::append_only);
+        redis_ = &servers_->first();
         for (const char* id : {"node-a", "node-b"}) {
             start_node(id);
         }
@@ -36,8 +37,8 @@ protected:
     }
 
     void start_node(const std::string& id) {
-        const std::string config = "[cluster]\nredis = \"redis://127.0.0.1:" + std::to_string(redis_->port()) +
-                                   "\"\nnode_id = \"" + id + "\"\n[auth]\nmode = \"token\"\ntoken_secret = \"" +
+        const std::string config = "[cluster]\nredis = " + servers_->config_value() +
+                                   "\nnode_id = \"" + id + "\"\n[auth]\nmode = \"token\"\ntoken_secret = \"" +
                                    test_tokens::token_secret + "\"\n[admin]\ntoken = \"" + cluster_admin_token + "\"\n";
         auto node = std::make_unique<daemon_process>(relaxed_rate_args(), config);
         if (!node->wait_for_line("cluster: node " + id + " in sync", 0, milliseconds(15000))) {
@@ -79,25 +80,15 @@ protected:
             "\r\n\r\n" + text));
     }
 
-    // A room's key as docs/cluster.md names it ("parley:{pN}:room:ROOM" and a suffix), N from the
-    // documented hash (FNV-1a, 64 bits, of the name, modulo 128), computed here without the
-    // daemon's code.
-    static std::string room_key(const std::string& room, const std::string& suffix) {
-        std::uint64_t hash = 14695981039346656037ULL;
-        for (const unsigned char c : room) {
-            hash ^= c;
-            hash *= 1099511628211ULL;
-        }
-        return "parley:{p" + std::to_string(hash % 128) + "}:room:" + room + suffix;
-    }
-
     // Everything Redis holds of a room's messages: its stream and its revised set.
     std::string stored_in_redis(const std::string& room) const {
-        return redis_->command_text({"XRANGE", room_key(room, ":log"), "-", "+"}) +
-               redis_->command_text({"ZRANGE", room_key(room, ":revised"), "0", "-1"});
+        redis_process& server = servers_->holding(room_key(room, ":log"));
+        return server.command_text({"XRANGE", room_key(room, ":log"), "-", "+"}) +
+               server.command_text({"ZRANGE", room_key(room, ":revised"), "0", "-1"});
     }
 
-    std::unique_ptr<redis_process> redis_;
+    std::unique_ptr<redis_shards> servers_;
+    redis_process* redis_ = nullptr;  // the first of them (the only one, unless the test runs over shards)
     std::map<std::string, std::unique_ptr<daemon_process>> nodes_;
 };
 
@@ -126,7 +117,9 @@ TEST_F(ClusterModerationTest, AMuteOrBanMadeOnOneNodeHoldsOnTheOtherAndAfterItsR
               "ack");
     read_until(mike, is_type("left"));
     expect_error_reply(mike, {{"type", "join"}, {"room", "den"}, {"id", 6}}, "banned");
-    EXPECT_NE(redis_->command_text({"HGETALL", room_key("den", ":settings")}).find("mike"), std::string::npos)
+    EXPECT_NE(servers_->holding(room_key("den", ":settings")).command_text({"HGETALL", room_key("den", ":settings")})
+                  .find("mike"),
+              std::string::npos)
         << "the ban is kept in the room's settings hash";
 
     // A node started afresh reads the room's settings from Redis.

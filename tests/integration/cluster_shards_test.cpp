@@ -2,7 +2,7 @@
 // each room lives on the shard of its partition, the cluster's own data (names, presence,
 // direct conversations, read markers) on the first, and everything a user sees is the same as
 // over one Redis (docs/cluster.md, "Several Redis servers").
-#include "redis_process.hpp"
+#include "redis_shards.hpp"
 #include "run_parleyd.hpp"
 #include "temp_dir.hpp"
 #include "test_support.hpp"
@@ -18,45 +18,6 @@ namespace parley::integration {
 namespace {
 
 using test_tokens::token_for;
-
-// A room's partition as docs/cluster.md gives it (FNV-1a, 64 bits, of the name, modulo 128),
-// and the shard of a partition among `shards` servers (the jump consistent hash of Lamping and
-// Veach, keyed by the partition's number): computed here without the daemon's code.
-std::uint32_t partition_of(const std::string& room) {
-    std::uint64_t hash = 14695981039346656037ULL;
-    for (const unsigned char c : room) {
-        hash ^= c;
-        hash *= 1099511628211ULL;
-    }
-    return static_cast<std::uint32_t>(hash % 128);
-}
-
-std::uint32_t shard_of(std::uint32_t partition, std::uint32_t shards) {
-    std::uint64_t key = partition;
-    std::int64_t bucket = -1;
-    std::int64_t next = 0;
-    while (next < static_cast<std::int64_t>(shards)) {
-        bucket = next;
-        key = key * 2862933555777941757ULL + 1;
-        next = static_cast<std::int64_t>(static_cast<double>(bucket + 1) *
-                                         (static_cast<double>(1LL << 31) / static_cast<double>((key >> 33) + 1)));
-    }
-    return static_cast<std::uint32_t>(bucket);
-}
-
-std::string room_key(const std::string& room, const std::string& suffix) {
-    return "parley:{p" + std::to_string(partition_of(room)) + "}:room:" + room + suffix;
-}
-
-// The first room named "<stem>-N" whose partition lives on `shard` of two.
-std::string room_on_shard(const std::string& stem, std::uint32_t shard) {
-    for (int n = 0;; ++n) {
-        std::string name = stem + "-" + std::to_string(n);
-        if (shard_of(partition_of(name), 2) == shard) {
-            return name;
-        }
-    }
-}
 
 class ClusterShardsTest : public ::testing::Test {
 protected:

@@ -1,7 +1,7 @@
 // Three parleyd nodes sharing one real redis-server: rooms, presence, users, dms, names and
 // history across nodes; a node killed; Redis stopped and started again.
 #include "http_response.hpp"
-#include "redis_process.hpp"
+#include "redis_shards.hpp"
 #include "test_support.hpp"
 
 #include <csignal>
@@ -17,7 +17,8 @@ class ClusterTest : public ::testing::Test {
 protected:
     void SetUp() override {
         // Kept on disk, as a production Redis is: a restart loses nothing.
-        redis_ = std::make_unique<redis_process>(redis_process::persistence::append_only);
+        servers_ = std::make_unique<redis_shards>(redis_process::persistence::append_only);
+        redis_ = &servers_->first();
         for (const char* id : {"node-a", "node-b", "node-c"}) {
             start_node(id);
         }
@@ -39,7 +40,7 @@ protected:
     }
 
     std::string config_for(const std::string& id) const {
-        return "[cluster]\nredis = \"redis://127.0.0.1:" + std::to_string(redis_->port()) + "\"\nnode_id = \"" + id +
+        return "[cluster]\nredis = " + servers_->config_value() + "\nnode_id = \"" + id +
                "\"\nname_ttl_ms = " + std::to_string(name_ttl_ms) + "\n";
     }
 
@@ -85,7 +86,8 @@ protected:
         return users;
     }
 
-    std::unique_ptr<redis_process> redis_;
+    std::unique_ptr<redis_shards> servers_;
+    redis_process* redis_ = nullptr;  // the first of them (the only one, unless the test runs over shards)
     std::map<std::string, std::unique_ptr<daemon_process>> nodes_;
 };
 
@@ -411,7 +413,9 @@ TEST_F(ClusterTest, EachMessageIsPublishedAtMostOnceAndReadOnceByEachNode) {
     auto events_read = [&](const std::string& id) {
         return number_after(get(id, "/metrics").body, "\nparley_cluster_events_received_total ");  // the sample, not # HELP
     };
-    const long long publishes_before = number_after(redis_->info("commandstats"), "cmdstat_publish:calls=");
+    // Counted on the server holding the room (the only one, unless the test runs over shards).
+    redis_process& lobby_server = servers_->holding(room_key("lobby", ":events"));
+    const long long publishes_before = number_after(lobby_server.info("commandstats"), "cmdstat_publish:calls=");
     std::map<std::string, long long> read_before;
     for (const char* id : ids) {
         read_before[id] = events_read(id);
@@ -430,7 +434,7 @@ TEST_F(ClusterTest, EachMessageIsPublishedAtMostOnceAndReadOnceByEachNode) {
     }
     // At most one PUBLISH per message, whatever the members and nodes (the scripts' calls are
     // counted): the says a node sends in one pass of its loop go out as one publication.
-    const long long publishes_after = number_after(redis_->info("commandstats"), "cmdstat_publish:calls=");
+    const long long publishes_after = number_after(lobby_server.info("commandstats"), "cmdstat_publish:calls=");
     EXPECT_LE(publishes_after - std::max(publishes_before, 0LL), says);
     EXPECT_GE(publishes_after - std::max(publishes_before, 0LL), 1);
     // And each node read each message once: one decode per node, then its own fan-out.
