@@ -264,13 +264,7 @@ void cluster_node::register_and_snapshot() {
                 finish_sync_if_ready();
                 return;
             }
-            std::int64_t seq = 0;
-            if (reply->is_error()) {
-                report(report_level::error, "reading room '" + room + "' from redis failed: " + reply->text);
-            } else if (!reply->text.empty()) {
-                parse_number(std::string_view(reply->text), seq);
-            }
-            sync_seqs_[room] = seq;
+            sync_seqs_[room] = room_seq_in(room, *reply);
             --sync_reads_;
             finish_sync_if_ready();
         });

@@ -270,6 +270,8 @@ private:
     // Reads a subscribed room's counter, then positions it (a lost answer leaves it to the
     // next sync, or to its shard's return).
     void read_room_seq(const std::string& room);
+    // The seq in the answer to a GET of a room's counter (an error is logged, and counts as 0).
+    std::int64_t room_seq_in(const std::string& room, const redis_reply& reply);
     void room_caught_up(const std::string& room);
     void answer_waiting(fed_room& fed, bool outcome);
     void stop_idle_feeds();

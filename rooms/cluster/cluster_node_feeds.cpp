@@ -91,14 +91,18 @@ void cluster_node::read_room_seq(const std::string& room) {
         if (f == fed_.end() || f->second.now != fed_room::state::catching_up) {
             return;
         }
-        std::int64_t seq = 0;
-        if (reply->is_error()) {
-            report(report_level::error, "reading room '" + room + "' from redis failed: " + reply->text);
-        } else if (!reply->text.empty()) {
-            parse_number(std::string_view(reply->text), seq);
-        }
-        position_room(room, seq);
+        position_room(room, room_seq_in(room, *reply));
     });
+}
+
+std::int64_t cluster_node::room_seq_in(const std::string& room, const redis_reply& reply) {
+    std::int64_t seq = 0;
+    if (reply.is_error()) {
+        report(report_level::error, "reading room '" + room + "' from redis failed: " + reply.text);
+    } else if (!reply.text.empty()) {
+        parse_number(std::string_view(reply.text), seq);
+    }
+    return seq;  // none yet (nil), or unreadable: 0, and the room starts over from its stream
 }
 
 void cluster_node::position_room(const std::string& room, std::int64_t seq) {
