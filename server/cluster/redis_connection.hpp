@@ -62,9 +62,12 @@ public:
         // (BLPOP and the like) must finish well within it. A subscriber sends no commands once up,
         // so this does not watch it; TCP keepalive (about 30 s) notices a peer that vanished.
         std::chrono::milliseconds command_timeout{5000};
-        // A subscriber's channels are sharded channels (SSUBSCRIBE, Redis 7): Redis Cluster
-        // delivers them on the shard that owns their slot only.
-        bool sharded = false;
+        // Which of a subscriber's channels are sharded channels (SSUBSCRIBE, Redis 7: Redis
+        // Cluster delivers them on the server that owns their slot only, and a standalone server
+        // keeps them apart from plain ones); the others are plain (SUBSCRIBE). Each sharded
+        // channel goes in a command of its own, as Redis Cluster takes one slot per command.
+        // Empty: every channel is plain.
+        std::function<bool(std::string_view channel)> sharded;
     };
     using message_handler = std::function<void(std::string_view channel, std::string_view payload)>;
 
@@ -105,6 +108,12 @@ public:
     // channel. Not for the subscriptions of a (re)connect: on_up covers those.
     void on_subscribed(std::function<void(std::string_view channel)> f) { on_subscribed_ = std::move(f); }
     void on_down(std::function<void()> f) { on_down_ = std::move(f); }
+    // Thread: the executor's. f runs when Redis refuses something no command waits for: an error
+    // answering a subscription (a Redis Cluster's MOVED for a sharded channel on another server,
+    // NOAUTH), or a sharded channel this connection still wants dropped by Redis (its slot moved
+    // to another server). The connection itself goes on as before (a refused handshake counts as
+    // a failed attempt); the owner decides what the refusal means.
+    void on_refusal(std::function<void(std::string_view what)> f) { on_refusal_ = std::move(f); }
 
     // Thread: the executor's. Sends one command; arguments are binary-safe (argv like {"SET", key,
     // value, "NX", "PX", "5000"}) and copied before this returns. Commands are pipelined and their
@@ -164,6 +173,7 @@ private:
     void queue_write(session& s);
     void write_now(const std::shared_ptr<session>& s);
     void send_subscribe(session& s, const std::vector<std::string>& channels, bool subscribe);
+    void report_refusal(session& s, const std::string& what);
     void became_up();
     void session_failed(std::string reason);
     void attempt_failed(const std::string& reason);
@@ -201,6 +211,7 @@ private:
     std::function<void()> on_up_;
     std::function<void(std::string_view)> on_subscribed_;
     std::function<void()> on_down_;
+    std::function<void(std::string_view)> on_refusal_;
 
     std::deque<event> ready_;
     bool delivering_ = false;

@@ -485,16 +485,21 @@ TEST_F(RedisConnectionTest, UnsubscribedChannelsStayLeftAfterAReconnect) {
 TEST_F(RedisConnectionTest, ShardedSubscriberGetsSpublishedMessages) {
     redis_process redis;
     auto options = options_for(redis.port());
-    options.sharded = true;
+    // Channels with a hash tag are sharded here; the others plain, on the same connection.
+    options.sharded = [](std::string_view channel) { return channel.starts_with("{"); };
     auto sub = make(options, "sharded");
     auto pub = make(options_for(redis.port()), "publisher");
     auto received = std::make_shared<std::vector<std::string>>();
-    sub->subscribe({"{p1}:room"}, [received](std::string_view channel, std::string_view payload) {
+    sub->subscribe({"{p1}:room", "{p2}:room", "events"}, [received](std::string_view channel, std::string_view payload) {
         received->push_back(std::string(channel) + "=" + std::string(payload));
     });
     start_and_wait(sub);
     start_and_wait(pub);
     PUBLISH_UNTIL(pub, "SPUBLISH", "{p1}:room", 1);
+    PUBLISH_UNTIL(pub, "SPUBLISH", "{p2}:room", 1);
+    PUBLISH_UNTIL(pub, "PUBLISH", "events", 1);
+    auto sharded_events = call(*pub, {"SPUBLISH", "events", "nobody"});
+    ASSERT_TRUE(sharded_events && sharded_events->integer == 0) << describe(sharded_events);
     // A plain PUBLISH on the same name does not reach a sharded subscriber.
     auto plain = call(*pub, {"PUBLISH", "{p1}:room", "plain"});
     ASSERT_TRUE(plain && plain->integer == 0) << describe(plain);
