@@ -11,12 +11,17 @@
 //
 // Everything of one room, one direct conversation or one user lives in its partition
 // (partitions.hpp): its keys and its channel start "parley:{pN}:", so Redis Cluster keeps them in
-// one slot and a script on them touches one slot. What belongs to the cluster as a whole (its
-// channel, the epoch, the nodes and their users and rooms) has no partition.
+// one slot and a script on them touches one slot. What belongs to the cluster as a whole (the
+// epoch, the nodes and their users and rooms) carries the tag "{cluster}": one slot too, so the
+// scripts that walk the nodes touch one slot. The cluster's channel has no tag: it is published
+// with PUBLISH, which Redis Cluster carries to every server.
 namespace parley::cluster::keys {
 
 inline constexpr std::string_view channel = "parley:events";
-inline constexpr std::string_view epoch = "parley:epoch";
+// The prefix of the cluster's own keys (the scripts that walk the nodes spell it too).
+inline constexpr std::string_view cluster_prefix = "parley:{cluster}:";
+inline constexpr std::string_view epoch = "parley:{cluster}:epoch";
+inline constexpr std::string_view nodes = "parley:{cluster}:nodes";
 
 // "parley:" + parts, without chains of operator+ (GCC 12 warns inside those).
 inline std::string key(std::string_view a, std::string_view b, std::string_view c = {}) {
@@ -37,11 +42,11 @@ inline std::string partitioned(std::string_view owner, std::string_view kind, st
 // The layout of the keys below, kept in Redis under layout_key (scripts::migrate_layout moves
 // the keys of an earlier layout).
 inline constexpr std::string_view layout_key = "parley:layout";
-inline constexpr std::string_view layout = "2";
+inline constexpr std::string_view layout = "3";
 
 inline std::string name_lease(std::string_view user) { return partitioned(user, "name:", user, {}); }
-inline std::string node_users(std::string_view node) { return key("node:", node, ":users"); }
-inline std::string node_rooms(std::string_view node) { return key("node:", node, ":rooms"); }
+inline std::string node_users(std::string_view node) { return key("{cluster}:node:", node, ":users"); }
+inline std::string node_rooms(std::string_view node) { return key("{cluster}:node:", node, ":rooms"); }
 inline std::string room_seq(std::string_view room) { return partitioned(room, "room:", room, ":seq"); }
 // A room's channel: its messages (says and numbered events, scripts::says and scripts::say)
 // and its typing notices and announcements. A node subscribes to it while it feeds the room.
@@ -105,7 +110,8 @@ inline std::optional<std::uint32_t> room_partition(std::string_view key) {
 // Which of `shards` standalone Redis servers holds a key or channel. The rooms are spread: a
 // room's keys and channel live on its partition's shard (shard_of_partition). Everything else
 // (the cluster's channel, epoch and nodes, names, direct conversations, read markers) lives on
-// the first server, so every script that touches it runs on one server.
+// the first server, so every script that touches it runs on one server. (A Redis Cluster places
+// keys by their slot instead: redis_link::shard_of.)
 inline std::uint32_t shard_of_key(std::string_view key, std::uint32_t shards) {
     if (shards <= 1) {
         return 0;

@@ -20,8 +20,6 @@ using rooms::room_event;
 
 namespace {
 
-bool is_ok(const std::optional<redis_reply>& reply) { return reply && !reply->is_error(); }
-
 // Forwards the rooms' events to the node (the hub owns the bus; the server owns the node).
 class cluster_bus final : public rooms::message_bus {
 public:
@@ -84,6 +82,18 @@ void cluster_node::depart(std::function<void()> done) {
         for (const auto& name : owned_names_) {
             leases.push_back(keys::name_lease(name));
         }
+        // The leases in the node keys' scope go with them in one script; any others (on a Redis
+        // Cluster, all: they live in their users' slots) are freed first, a script per scope.
+        std::vector<std::string> with_node;
+        const std::uint32_t node_scope = scope_of(keys::node_users(options_.node_id));
+        for (auto& [scope, group] : by_scope(std::move(leases))) {
+            if (scope == node_scope) {
+                with_node = std::move(group);
+            } else {
+                eval(scripts::release_leases, group, {options_.node_id});
+            }
+        }
+        leases = std::move(with_node);
         phase_ = phase::down;  // nothing more goes out; the answer below ends it
         sequencing_.store(false, std::memory_order_release);
         std::string gone = format_event(event_type::node_gone, options_.node_id, {}, {}, {});
@@ -230,14 +240,14 @@ void cluster_node::register_and_snapshot() {
     std::string marker = format_event(event_type::marker, options_.node_id, sync_nonce_, {}, {});
     std::vector<std::string> snapshot_args{options_.node_id, std::to_string(rooms::unix_millis()),
                                            std::string(keys::channel), marker};
-    // The fed rooms' seqs: those on the first shard with the snapshot, the others' from their
+    // The fed rooms' seqs: those the snapshot script may read (on the first shard, or none on a
+    // Redis Cluster, where its keys are the cluster's slot) with it, the others' from their
     // shards (their channels are subscribed already, so nothing said after the read is missed).
     std::vector<std::string> seq_keys;
     seq_keys.reserve(fed_.size());
     std::vector<std::string> elsewhere;
-    const std::uint32_t shards = link_.shard_count();
     for (const auto& [name, fed] : fed_) {
-        if (shard_of_partition(partition_of(name), shards) == 0) {
+        if (in_snapshot(name)) {
             snapshot_args.push_back(name);
             seq_keys.push_back(keys::room_seq(name));
         } else if (!room_shard_down(name)) {
@@ -362,6 +372,19 @@ void cluster_node::finish_sync_if_ready() {
 // Each fed room's history, caught up with the cluster's: in step, a few behind (fetched from
 // the stream), or started over from the stream's newest messages. Rooms not fed here are left
 // as they are: a join into one has it caught up first (open_room).
+std::map<std::uint32_t, std::vector<std::string>> cluster_node::by_scope(std::vector<std::string> keys_list) const {
+    std::map<std::uint32_t, std::vector<std::string>> out;
+    for (std::string& key : keys_list) {
+        const std::uint32_t scope = scope_of(key);
+        out[scope].push_back(std::move(key));
+    }
+    return out;
+}
+
+bool cluster_node::in_snapshot(std::string_view room) const {
+    return !link_.scripts_per_slot() && link_.shard_of(keys::room_seq(room)) == 0;
+}
+
 void cluster_node::apply_snapshot_rooms(const redis_reply& rooms_listed) {
     std::map<std::string, std::int64_t, std::less<>> seqs;
     const auto& listed = rooms_listed.elements;
@@ -374,11 +397,10 @@ void cluster_node::apply_snapshot_rooms(const redis_reply& rooms_listed) {
         seqs[name] = seq;
     }
     sync_seqs_.clear();
-    const std::uint32_t shards = link_.shard_count();
     for (const auto& [name, fed] : fed_) {
         // A room of another shard whose seq was not read (its shard was lost meanwhile) waits
         // for that shard's return; the first shard's rooms are all in the snapshot.
-        if (shard_of_partition(partition_of(name), shards) == 0) {
+        if (in_snapshot(name)) {
             seqs.try_emplace(name, 0);
         }
     }
@@ -419,9 +441,23 @@ void cluster_node::heartbeat() {
 }
 
 void cluster_node::renew_names() {
+    if (!link_.scripts_per_slot()) {
+        renew_names_in(std::vector<std::string>(owned_names_.begin(), owned_names_.end()));
+        return;
+    }
+    // A script per slot: the leases live in their users' partitions.
+    std::map<std::uint32_t, std::vector<std::string>> per_scope;
+    for (const std::string& name : owned_names_) {
+        per_scope[scope_of(keys::name_lease(name))].push_back(name);
+    }
+    for (const auto& [scope, names] : per_scope) {
+        renew_names_in(names);
+    }
+}
+
+void cluster_node::renew_names_in(const std::vector<std::string>& names) {
     // In slices, so one script never holds Redis for long.
     constexpr std::size_t slice = 500;
-    std::vector<std::string> names(owned_names_.begin(), owned_names_.end());
     for (std::size_t begin = 0; begin < names.size(); begin += slice) {
         std::vector<std::string> part(names.begin() + static_cast<std::ptrdiff_t>(begin),
                                       names.begin() + static_cast<std::ptrdiff_t>(std::min(names.size(), begin + slice)));

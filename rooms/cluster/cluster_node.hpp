@@ -216,6 +216,18 @@ private:
     bool room_shard_down(std::string_view room) const {
         return shards_down_.load(std::memory_order_acquire) != 0 && shard_down(shard_of_room(room));
     }
+    // Keys with the same scope may go in one script (thread: the cluster's): the shard on
+    // standalone servers, the slot on a Redis Cluster (redis_link::scripts_per_slot).
+    std::uint32_t scope_of(std::string_view key) const {
+        return link_.scripts_per_slot() ? key_slot(key) : link_.shard_of(key);
+    }
+    // Keys grouped by scope_of, each group in the keys' order.
+    std::map<std::uint32_t, std::vector<std::string>> by_scope(std::vector<std::string> keys_list) const;
+    // Whether the snapshot script reads a fed room's seq itself (its key is in the snapshot's
+    // scope), rather than a GET on the room's shard.
+    bool in_snapshot(std::string_view room) const;
+    // Renews the leases of names whose leases share one scope, in slices.
+    void renew_names_in(const std::vector<std::string>& names);
     // A shard returned while the node was up: its rooms' says go out and the rooms catch up.
     void resync_shard(std::uint32_t shard);
     void report(report_level level, std::string_view line) const;
@@ -289,6 +301,8 @@ private:
     void load_conversations_sharded(const std::string& user,
                                     std::function<void(std::optional<std::vector<rooms::marked_log>>)> answer);
     void send_stored_dm(const pending_dm& dm, bool resend = false);
+    // A stored dm's markers, where they could not go in its script (Redis Cluster).
+    void mark_dm(std::uint64_t nonce, std::int64_t seq);
     void on_dm_answer(std::uint64_t nonce, std::optional<redis_reply> reply);
     // The sender's copy and ack, or `unavailable`, to the sending session.
     void answer_dm_sender(const pending_dm& dm, std::optional<std::int64_t> seq);

@@ -16,14 +16,13 @@
 #include "rooms/worker_context.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace parley::cluster {
 
 using protocol::shared_frame;
 
 namespace {
-
-bool is_ok(const std::optional<redis_reply>& reply) { return reply && !reply->is_error(); }
 
 // A reply element as a number: Redis answers integers, and strings for what a hash holds.
 std::int64_t number_of(const redis_reply& r) {
@@ -67,12 +66,33 @@ void cluster_node::send_stored_dm(const pending_dm& dm, bool resend) {
     const std::string ts = std::to_string(dm.ts);
     const std::string length = std::to_string(options_.stream_length);
     const std::string said = options_.node_id + ":" + incarnation_ + ":" + std::to_string(dm.nonce);
+    // The markers go in the same script where they share its scope; else (Redis Cluster: each
+    // lives in its user's slot) they are moved once the dm's seq is known (on_dm_answer).
+    const bool markers_with = scope_of(from_markers) == scope_of(seq_key) && scope_of(to_markers) == scope_of(seq_key);
     const std::string_view keys_list[] = {seq_key, stream_key, from_markers, to_markers};
     const std::string_view args[] = {keys::channel, head,         ts,   dm.json_before,      dm.json_after,
                                      length,        conversation, said, resend ? "1" : "0"};
-    link_.script(scripts::dm, keys_list, args, [this, number = dm.nonce](std::optional<redis_reply> reply) {
-        on_dm_answer(number, std::move(reply));
-    });
+    link_.script(scripts::dm, std::span<const std::string_view>(keys_list, markers_with ? 4 : 2), args,
+                 [this, number = dm.nonce, markers_with](std::optional<redis_reply> reply) {
+                     if (!markers_with && is_ok(reply) && reply->is_integer() && reply->integer > 0) {
+                         mark_dm(number, reply->integer);
+                     }
+                     on_dm_answer(number, std::move(reply));
+                 });
+}
+
+void cluster_node::mark_dm(std::uint64_t nonce, std::int64_t seq) {
+    auto it = std::find_if(dms_in_flight_.begin(), dms_in_flight_.end(),
+                           [nonce](const pending_dm& p) { return p.nonce == nonce; });
+    if (it == dms_in_flight_.end()) {
+        return;
+    }
+    // As the dm script does with the markers beside it: the sender has read up to the dm, and
+    // the conversation becomes one of the recipient's (from 0).
+    const std::string conversation = rooms::direct_conversations::key_of(it->from, it->to);
+    const std::string seq_text = std::to_string(seq);
+    eval(scripts::read_marker, {keys::user_markers(it->from)}, {conversation, seq_text, "1", seq_text});
+    command({"HSETNX", keys::user_markers(it->to), conversation, "0"});
 }
 
 void cluster_node::on_dm_answer(std::uint64_t nonce, std::optional<redis_reply> reply) {
@@ -150,10 +170,9 @@ void cluster_node::save_read(std::string_view user, std::string_view key, std::i
         const bool conversation = rooms::direct_conversations::is_conversation_key(key);
         std::string markers = keys::user_markers(user);
         std::string log_seq = conversation ? keys::conversation_seq(key) : keys::room_seq(key);
-        const std::uint32_t shards = link_.shard_count();
-        if (keys::shard_of_key(log_seq, shards) != keys::shard_of_key(markers, shards)) {
-            // The room lives on another shard: its last seq is read there first.
-            command({"GET", log_seq}, [this, markers = std::move(markers), key, seq,
+        if (scope_of(log_seq) != scope_of(markers)) {
+            // The log lives on another shard (or slot): its last seq is read there first.
+            command({"GET", log_seq}, [this, markers = std::move(markers), key, seq, conversation,
                                        answer = std::move(answer)](std::optional<redis_reply> last) mutable {
                 if (!is_ok(last)) {
                     if (last) {
@@ -162,7 +181,8 @@ void cluster_node::save_read(std::string_view user, std::string_view key, std::i
                     answer({});
                     return;
                 }
-                save_marker(markers, {}, key, seq, last->text.empty() ? "0" : last->text, false, std::move(answer));
+                save_marker(markers, {}, key, seq, last->text.empty() ? "0" : last->text, conversation,
+                            std::move(answer));
             });
             return;
         }
@@ -208,7 +228,7 @@ void cluster_node::load_conversations(std::string_view user, registry::session_h
             answer(std::nullopt);
             return;
         }
-        if (link_.shard_count() > 1) {
+        if (link_.shard_count() > 1 || link_.scripts_per_slot()) {
             load_conversations_sharded(user, std::move(answer));
             return;
         }
@@ -253,36 +273,29 @@ void cluster_node::load_conversations_sharded(const std::string& user,
         };
         auto g = std::make_shared<gathering>();
         g->answer = std::move(answer);
-        const std::uint32_t shards = link_.shard_count();
-        std::vector<std::vector<std::size_t>> per_shard(shards);
-        std::vector<std::vector<std::string>> shard_keys(shards);
+        // The logs grouped by scope (shard, or slot on a Redis Cluster): one log_tips call each.
+        std::map<std::uint32_t, std::vector<std::size_t>> per_scope;
+        std::map<std::uint32_t, std::vector<std::string>> scope_keys;
         const auto& e = reply->elements;
         for (std::size_t i = 0; i + 1 < e.size(); i += 2) {
             const std::string& key = e[i].text;
             const bool conversation = rooms::direct_conversations::is_conversation_key(key);
             std::string seq_key = conversation ? keys::conversation_seq(key) : keys::room_seq(key);
             std::string stream = conversation ? keys::conversation_stream(key) : keys::room_stream(key);
-            const std::uint32_t shard = keys::shard_of_key(seq_key, shards);
-            per_shard[shard].push_back(g->logs.size());
-            shard_keys[shard].push_back(std::move(seq_key));
-            shard_keys[shard].push_back(std::move(stream));
+            const std::uint32_t scope = scope_of(seq_key);
+            per_scope[scope].push_back(g->logs.size());
+            scope_keys[scope].push_back(std::move(seq_key));
+            scope_keys[scope].push_back(std::move(stream));
             g->logs.push_back({key, number_of(e[i + 1]), {}});
         }
-        for (std::uint32_t shard = 0; shard < shards; ++shard) {
-            if (!per_shard[shard].empty()) {
-                ++g->waiting;
-            }
-        }
+        g->waiting = per_scope.size();
         if (g->waiting == 0) {
             g->answer(std::move(g->logs));
             return;
         }
-        for (std::uint32_t shard = 0; shard < shards; ++shard) {
-            if (per_shard[shard].empty()) {
-                continue;
-            }
-            eval(scripts::log_tips, shard_keys[shard], {},
-                 [this, g, which = std::move(per_shard[shard])](std::optional<redis_reply> tips) {
+        for (auto& [scope, which_logs] : per_scope) {
+            eval(scripts::log_tips, scope_keys[scope], {},
+                 [this, g, which = std::move(which_logs)](std::optional<redis_reply> tips) {
                      if (!is_ok(tips) || tips->type != redis_reply::kind::array ||
                          tips->elements.size() != which.size() * 2) {
                          if (tips && !g->failed) {

@@ -29,8 +29,6 @@ using if_missing = rooms::room_directory::if_missing;
 
 namespace {
 
-bool is_ok(const std::optional<redis_reply>& reply) { return reply && !reply->is_error(); }
-
 room_event room_event_of(event_type type) {
     switch (type) {
     case event_type::join: return room_event::join;

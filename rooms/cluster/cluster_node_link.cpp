@@ -42,9 +42,25 @@ void cluster_node::claim_name(std::string_view user, registry::session_handle wh
             return;
         }
         std::string login = format_event(event_type::login, options_.node_id, {}, user, {});
-        eval(scripts::claim_name, {keys::name_lease(user), keys::node_users(options_.node_id)},
-             {options_.node_id, std::to_string(options_.name_ttl.count()), user, std::string(keys::channel), login},
-             [this, user, answer](std::optional<redis_reply> reply) { on_claim_answer(user, reply, answer); });
+        std::string lease = keys::name_lease(user);
+        std::string users = keys::node_users(options_.node_id);
+        std::string ttl = std::to_string(options_.name_ttl.count());
+        if (scope_of(lease) == scope_of(users)) {
+            eval(scripts::claim_name, {std::move(lease), std::move(users)},
+                 {options_.node_id, std::move(ttl), user, std::string(keys::channel), std::move(login)},
+                 [this, user, answer](std::optional<redis_reply> reply) { on_claim_answer(user, reply, answer); });
+            return;
+        }
+        // In two steps (Redis Cluster: the lease lives in the user's slot): the lease, then this
+        // node's users. A claim whose answer is lost is written with the others at the next sync.
+        eval(scripts::claim_lease, {std::move(lease)}, {options_.node_id, std::move(ttl)},
+             [this, user, users = std::move(users), login = std::move(login),
+              answer](std::optional<redis_reply> reply) {
+                 if (is_ok(reply) && reply->is_integer() && reply->integer == 1) {
+                     eval(scripts::node_user, {users}, {"+", user, std::string(keys::channel), login});
+                 }
+                 on_claim_answer(user, reply, answer);
+             });
     });
 }
 
@@ -78,8 +94,15 @@ void cluster_node::release_name(std::string_view user) {
             return;  // the lease runs out by itself; the next sync rewrites this node's users
         }
         std::string logout = format_event(event_type::logout, options_.node_id, {}, user, {});
-        eval(scripts::release_name, {keys::name_lease(user), keys::node_users(options_.node_id)},
-             {options_.node_id, user, std::string(keys::channel), logout});
+        std::string lease = keys::name_lease(user);
+        std::string users = keys::node_users(options_.node_id);
+        if (scope_of(lease) == scope_of(users)) {
+            eval(scripts::release_name, {std::move(lease), std::move(users)},
+                 {options_.node_id, user, std::string(keys::channel), std::move(logout)});
+            return;
+        }
+        eval(scripts::release_leases, {std::move(lease)}, {options_.node_id});
+        eval(scripts::node_user, {std::move(users)}, {"-", user, std::string(keys::channel), std::move(logout)});
     });
 }
 
@@ -222,7 +245,7 @@ void cluster_node::publish(room_event event, std::string_view room, std::string_
                   payload});
         } else {
             // Typing and announcements concern the room's members only: the nodes that feed it.
-            command({"PUBLISH", keys::room_channel(room), payload});
+            command({"SPUBLISH", keys::room_channel(room), payload});
         }
     });
 }

@@ -61,25 +61,32 @@ void cluster_node::flush_says() {
             resent.push_back(batch_[i].second);
         }
         batch_.erase(batch_.begin(), batch_.begin() + static_cast<std::ptrdiff_t>(count));
-        const std::uint32_t shards = link_.shard_count();
-        if (shards <= 1) {
+        if (link_.shard_count() <= 1 && !link_.scripts_per_slot()) {
             send_part(part, resent, fast);
             continue;
         }
-        // One call per shard: a script runs on one server. A room lives on one shard, so each
-        // room's says keep their order.
-        for (std::uint32_t shard = 0; shard < shards; ++shard) {
-            std::vector<const pending_say*> on_shard;
-            std::vector<bool> resent_on_shard;
-            for (std::size_t i = 0; i < part.size(); ++i) {
-                if (shard_of_partition(partition_of(part[i]->room), shards) == shard) {
-                    on_shard.push_back(part[i]);
-                    resent_on_shard.push_back(resent[i]);
+        // One call per scope: a script runs on one server (on a Redis Cluster, in one slot: one
+        // call per partition). A room lives in one scope, so each room's says keep their order.
+        std::vector<std::uint32_t> scopes;
+        scopes.reserve(part.size());
+        for (const pending_say* say : part) {
+            scopes.push_back(scope_of(keys::room_seq(say->room)));
+        }
+        std::vector<bool> sent(part.size(), false);
+        for (std::size_t first_of_scope = 0; first_of_scope < part.size(); ++first_of_scope) {
+            if (sent[first_of_scope]) {
+                continue;
+            }
+            std::vector<const pending_say*> in_scope;
+            std::vector<bool> resent_in_scope;
+            for (std::size_t i = first_of_scope; i < part.size(); ++i) {
+                if (!sent[i] && scopes[i] == scopes[first_of_scope]) {
+                    sent[i] = true;
+                    in_scope.push_back(part[i]);
+                    resent_in_scope.push_back(resent[i]);
                 }
             }
-            if (!on_shard.empty()) {
-                send_part(on_shard, resent_on_shard, fast);
-            }
+            send_part(in_scope, resent_in_scope, fast);
         }
     }
 }

@@ -30,6 +30,34 @@ if redis.call('HDEL', KEYS[2], ARGV[2]) == 1 then redis.call('PUBLISH', ARGV[3],
 return 1
 )lua";
 
+// Where a name's lease and this node's users hash live in different slots (Redis Cluster), the
+// two scripts above go in two steps: the lease (claim_lease, release_lease), then the users hash
+// (node_user).
+// KEYS: name lease. ARGV: node, ttl ms. 1 when the name is this node's now, 0 when another holds it.
+inline constexpr std::string_view claim_lease = R"lua(
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+)lua";
+
+// KEYS: name leases. ARGV: node. Deletes those this node holds.
+inline constexpr std::string_view release_leases = R"lua(
+for _, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key) end
+end
+return 1
+)lua";
+
+// KEYS: this node's users hash. ARGV: '+' or '-', user, channel, login or logout event, published
+// when the hash changed.
+inline constexpr std::string_view node_user = R"lua(
+local changed
+if ARGV[1] == '+' then changed = redis.call('HSET', KEYS[1], ARGV[2], '1') else changed = redis.call('HDEL', KEYS[1], ARGV[2]) end
+if changed == 1 then redis.call('PUBLISH', ARGV[3], ARGV[4]) end
+return changed
+)lua";
+
 // KEYS: name leases held by this node. ARGV: node, ttl ms. Renews each; returns the (1-based)
 // positions of those another node holds now (this node lost them, e.g. after an outage).
 inline constexpr std::string_view renew_names = R"lua(
@@ -46,12 +74,12 @@ return lost
 // ARGV: node, ttl ms, channel. This node is alive for another ttl; nodes whose lease ran out are
 // removed, with their users and rooms, and announced gone (once: only the remover publishes).
 inline constexpr std::string_view heartbeat = R"lua(
-local prefix = 'parley:node:'
+local prefix = 'parley:{cluster}:node:'
 redis.call('SET', prefix .. ARGV[1], '1', 'PX', ARGV[2])
-redis.call('SADD', 'parley:nodes', ARGV[1])
-for _, id in ipairs(redis.call('SMEMBERS', 'parley:nodes')) do
+redis.call('SADD', 'parley:{cluster}:nodes', ARGV[1])
+for _, id in ipairs(redis.call('SMEMBERS', 'parley:{cluster}:nodes')) do
   if redis.call('EXISTS', prefix .. id) == 0 then
-    redis.call('SREM', 'parley:nodes', id)
+    redis.call('SREM', 'parley:{cluster}:nodes', id)
     redis.call('DEL', prefix .. id .. ':users', prefix .. id .. ':rooms')
     redis.call('PUBLISH', ARGV[3], 'X\n' .. id .. '\n\n\n')
   end
@@ -133,7 +161,7 @@ for m = 1, tonumber(ARGV[4]) do
       -- what the stream's retention dropped has no use for its revisions (trimmed loosely, as the stream)
       redis.call('ZREMRANGEBYSCORE', revised_key, '-inf', '(' .. (seq - 2 * tonumber(ARGV[1])))
     end
-    redis.call('PUBLISH', channel, head .. seq .. '\n' .. ts .. '\n' .. ack .. '\n' .. json)
+    redis.call('SPUBLISH', channel, head .. seq .. '\n' .. ts .. '\n' .. ack .. '\n' .. json)
     result = seq
   end
   out[m] = result
@@ -179,7 +207,7 @@ for r = 1, rooms do
   if math.floor((first + count) / 64) ~= math.floor(first / 64) then
     redis.call('XTRIM', log, 'MAXLEN', '~', ARGV[1])
   end
-  redis.call('PUBLISH', ARGV[base + 2], table.concat(parts, '\n'))
+  redis.call('SPUBLISH', ARGV[base + 2], table.concat(parts, '\n'))
 end
 return seqs
 )lua";
@@ -243,13 +271,13 @@ return 1
 // fields. Replaces what the cluster knows of this node (after an outage its users and rooms may
 // have changed) and tells the others to read it again.
 inline constexpr std::string_view register_node = R"lua(
-local prefix = 'parley:node:' .. ARGV[1]
+local prefix = 'parley:{cluster}:node:' .. ARGV[1]
 redis.call('DEL', prefix .. ':users', prefix .. ':rooms')
 local users = tonumber(ARGV[5])
 for i = 6, 5 + users do redis.call('HSET', prefix .. ':users', ARGV[i], '1') end
 for i = 6 + users, #ARGV do redis.call('HSET', prefix .. ':rooms', ARGV[i], '1') end
 redis.call('SET', prefix, '1', 'PX', ARGV[2])
-redis.call('SADD', 'parley:nodes', ARGV[1])
+redis.call('SADD', 'parley:{cluster}:nodes', ARGV[1])
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 )lua";
@@ -260,17 +288,17 @@ return 1
 // are in this answer, events after it are not (the rooms' channels go through the same
 // connection, so the same holds for their messages).
 inline constexpr std::string_view snapshot = R"lua(
-local epoch = redis.call('GET', 'parley:epoch')
+local epoch = redis.call('GET', 'parley:{cluster}:epoch')
 if not epoch then
-  redis.call('SET', 'parley:epoch', ARGV[2])
+  redis.call('SET', 'parley:{cluster}:epoch', ARGV[2])
   epoch = ARGV[2]
 end
 local nodes = {}
-for _, id in ipairs(redis.call('SMEMBERS', 'parley:nodes')) do
-  if id ~= ARGV[1] and redis.call('EXISTS', 'parley:node:' .. id) == 1 then
+for _, id in ipairs(redis.call('SMEMBERS', 'parley:{cluster}:nodes')) do
+  if id ~= ARGV[1] and redis.call('EXISTS', 'parley:{cluster}:node:' .. id) == 1 then
     table.insert(nodes, id)
-    table.insert(nodes, redis.call('HKEYS', 'parley:node:' .. id .. ':users'))
-    table.insert(nodes, redis.call('HKEYS', 'parley:node:' .. id .. ':rooms'))
+    table.insert(nodes, redis.call('HKEYS', 'parley:{cluster}:node:' .. id .. ':users'))
+    table.insert(nodes, redis.call('HKEYS', 'parley:{cluster}:node:' .. id .. ':rooms'))
   end
 end
 local rooms = {}
@@ -288,16 +316,17 @@ inline constexpr std::string_view depart = R"lua(
 for _, key in ipairs(KEYS) do
   if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key) end
 end
-local prefix = 'parley:node:' .. ARGV[1]
+local prefix = 'parley:{cluster}:node:' .. ARGV[1]
 redis.call('DEL', prefix, prefix .. ':users', prefix .. ':rooms')
-redis.call('SREM', 'parley:nodes', ARGV[1])
+redis.call('SREM', 'parley:{cluster}:nodes', ARGV[1])
 redis.call('PUBLISH', ARGV[2], ARGV[3])
 return 1
 )lua";
 
 // ---- state kept for identities (token mode): stored direct conversations, read markers ----
 
-// KEYS: the conversation's seq counter, its stream, the sender's markers hash, the recipient's.
+// KEYS: the conversation's seq counter, its stream, the sender's markers hash, the recipient's
+// (left out where they live in other slots, Redis Cluster: the node moves them after).
 // ARGV: channel, event head (its sender line included), ts, JSON before the seq, JSON after it,
 // stream length, the conversation's key (the markers' field), "NODE:RUN:NUMBER" of the dm, and
 // "1" when it is sent again after its answer was lost. Numbers the dm, stores it, makes the
@@ -316,9 +345,11 @@ end
 local seq = redis.call('INCR', KEYS[1])
 local json = ARGV[4] .. seq .. ARGV[5]
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], seq .. '-1', 'j', json, 't', ARGV[3], 'n', ARGV[8])
-local mine = tonumber(redis.call('HGET', KEYS[3], ARGV[7]) or '0')
-if seq > mine then redis.call('HSET', KEYS[3], ARGV[7], seq) end
-redis.call('HSETNX', KEYS[4], ARGV[7], 0)
+if KEYS[3] then
+  local mine = tonumber(redis.call('HGET', KEYS[3], ARGV[7]) or '0')
+  if seq > mine then redis.call('HSET', KEYS[3], ARGV[7], seq) end
+  redis.call('HSETNX', KEYS[4], ARGV[7], 0)
+end
 redis.call('PUBLISH', ARGV[1], ARGV[2] .. json)
 return seq
 )lua";
@@ -396,13 +427,15 @@ return out
 
 // ARGV: the layout key, the layout (cluster_keys.hpp). Moves the keys of the first layout, which
 // had no partitions ("parley:room:ROOM:log"), to their partitions ("parley:{pN}:room:ROOM:log"),
+// and those of the second, whose cluster keys had no tag ("parley:epoch"), under "{cluster}",
 // once: a Redis whose layout key holds the layout already is left alone. Run by the transport on
 // every connect before the node hears that Redis is up (a plain EVAL: it runs once per connect).
 // A key whose new name exists already is left where it is. The partition is computed as
 // partition_of does: FNV-1a modulo 128 only needs the hash's low 7 bits, which Lua's numbers
 // hold exactly. Returns how many keys moved.
 inline constexpr std::string_view migrate_layout = R"lua(
-if redis.call('GET', ARGV[1]) == ARGV[2] then return 0 end
+local was = redis.call('GET', ARGV[1])
+if was == ARGV[2] then return 0 end
 local function tag(owner)
   local h = 37
   for i = 1, #owner do h = (bit.bxor(h, string.byte(owner, i) % 128) * 51) % 128 end
@@ -421,6 +454,7 @@ local function move(pattern, target_of)
   until cursor == '0'
 end
 local kinds = {seq = true, log = true, settings = true, revised = true, read = true}
+if was ~= '2' then
 move('parley:room:*', function(key)
   local room, kind = string.match(key, '^parley:room:(.+):(%a+)$')
   if room and kinds[kind] then return 'parley:' .. tag(room) .. ':room:' .. room .. ':' .. kind end
@@ -437,15 +471,29 @@ move('parley:name:*', function(key)
   local user = string.match(key, '^parley:name:(.+)$')
   if user then return 'parley:' .. tag(user) .. ':name:' .. user end
 end)
-redis.call('DEL', 'parley:rooms')
+end
+if was ~= '2' then redis.call('DEL', 'parley:rooms') end
+-- Layout 3: the cluster's own keys carry the tag {cluster}. The epoch keeps its value; the nodes
+-- are written again by each node when it connects (nodes of the earlier layout are stopped).
+if redis.call('EXISTS', 'parley:epoch') == 1 and redis.call('RENAMENX', 'parley:epoch', 'parley:{cluster}:epoch') == 1 then
+  moved = moved + 1
+end
+local cursor = '0'
+repeat
+  local page = redis.call('SCAN', cursor, 'MATCH', 'parley:node:*', 'COUNT', 1000)
+  cursor = page[1]
+  for _, key in ipairs(page[2]) do redis.call('DEL', key) end
+until cursor == '0'
+redis.call('DEL', 'parley:nodes')
 redis.call('SET', ARGV[1], ARGV[2])
 return moved
 )lua";
 
 // Every script above: the transport loads them all (SCRIPT LOAD) on every connect, before the
 // node hears that Redis is up, so calls by SHA never meet a Redis that lacks one.
-inline constexpr std::array<std::string_view, 15> all = {claim_name, release_name, renew_names,  heartbeat, say,
+inline constexpr std::array<std::string_view, 18> all = {claim_name, release_name, renew_names,  heartbeat, say,
                                                          membership, register_node, snapshot,   depart,    dm,
-                                                         read_marker, conversations, read_log, says, log_tips};
+                                                         read_marker, conversations, read_log, says, log_tips,
+                                                         claim_lease, release_leases, node_user};
 
 }  // namespace parley::cluster::scripts

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "rooms/cluster/cluster_keys.hpp"
 #include "rooms/cluster/redis_reply.hpp"
 
 #include <cstdint>
@@ -33,10 +34,21 @@ public:
 
     // How many Redis servers (shards) the cluster's keys are spread over, and thus how many
     // connections a command may go out on: a command or script goes to the shard of its first
-    // key (keys::shard_of_key; a command's first argument after its name), a subscription to
-    // the shard of its channel. Callbacks keep the order of the calls per shard only, and a
-    // script may touch the keys of one shard only. Thread: any.
+    // key (shard_of; a command's first argument after its name; a script without keys to the
+    // first shard, which holds the cluster's own keys), a subscription to the shard of its
+    // channel. Callbacks keep the order of the calls per shard only, and a script may touch the
+    // keys of one shard only (of one slot: scripts_per_slot). Thread: any.
     virtual std::uint32_t shard_count() const { return 1; }
+
+    // The shard (below shard_count()) that holds a key or channel: on standalone servers
+    // keys::shard_of_key, on a Redis Cluster the master serving the key's slot. Thread: the
+    // cluster's.
+    virtual std::uint32_t shard_of(std::string_view key) const { return keys::shard_of_key(key, shard_count()); }
+
+    // True on a Redis Cluster: a script's keys must share one slot (key_slot), so keys of
+    // different partitions never go in one script even on one server. False on standalone
+    // servers, where a script may touch any keys of its server. Thread: any.
+    virtual bool scripts_per_slot() const { return false; }
 
     // Thread: any. Runs task on the cluster's thread, later (never inside this call).
     virtual void post(std::function<void()> task) = 0;

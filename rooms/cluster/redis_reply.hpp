@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,5 +26,8 @@ struct redis_reply {
     // [a, b]. Not a wire format.
     std::string describe() const;
 };
+
+// An answer that came and is not an error.
+inline bool is_ok(const std::optional<redis_reply>& reply) { return reply && !reply->is_error(); }
 
 }  // namespace parley::cluster

@@ -60,10 +60,15 @@ TEST_F(ClusterLayoutTest, ARoomsKeysAndChannelCarryItsPartition) {
     EXPECT_NE(redis({"XRANGE", partitioned("hall", "room:hall:log"), "-", "+"}).find("tagged"), std::string::npos);
     EXPECT_EQ(redis({"EXISTS", "parley:room:hall:log"}), "0\n");
     // The room's channel too: the node subscribed to it while alice is in the room.
-    EXPECT_NE(redis({"PUBSUB", "CHANNELS", "parley:*"}).find(partitioned("hall", "room:hall:events")),
+    // A sharded channel (SSUBSCRIBE), which a Redis Cluster keeps on the room's own master.
+    EXPECT_NE(redis({"PUBSUB", "SHARDCHANNELS", "parley:*"}).find(partitioned("hall", "room:hall:events")),
               std::string::npos)
-        << redis({"PUBSUB", "CHANNELS", "parley:*"});
-    EXPECT_EQ(redis({"GET", "parley:layout"}), "2\n");
+        << redis({"PUBSUB", "SHARDCHANNELS", "parley:*"});
+    // The cluster's own keys share the tag {cluster}: one slot.
+    EXPECT_EQ(redis({"SISMEMBER", "parley:{cluster}:nodes", "node-a"}), "1\n");
+    EXPECT_NE(redis({"GET", "parley:{cluster}:epoch"}), "");
+    EXPECT_EQ(redis({"EXISTS", "parley:nodes", "parley:epoch"}), "0\n");
+    EXPECT_EQ(redis({"GET", "parley:layout"}), "3\n");
 }
 
 TEST_F(ClusterLayoutTest, KeysOfTheFirstLayoutMoveToTheirPartitionsAndTheHistoryStays) {
@@ -89,9 +94,17 @@ TEST_F(ClusterLayoutTest, KeysOfTheFirstLayoutMoveToTheirPartitionsAndTheHistory
     redis({"SET", "parley:dm:ann:bob:seq", "1"});
     redis({"SADD", "parley:rooms", "hall"});
     redis({"DEL", "parley:layout"});
+    // The second layout's cluster keys had no tag: the epoch is kept, the nodes are written again.
+    const std::string epoch = redis({"GET", "parley:{cluster}:epoch"});
+    ASSERT_NE(epoch, "");
+    ASSERT_EQ(redis({"RENAME", "parley:{cluster}:epoch", "parley:epoch"}), "OK\n");
+    redis({"SADD", "parley:nodes", "node-old"});
+    redis({"SET", "parley:node:node-old", "1"});
 
     start_node();
-    EXPECT_TRUE(node_->wait_for_line("moved 4 keys of an earlier layout", 0, milliseconds(5000))) << node_->tail(20);
+    EXPECT_TRUE(node_->wait_for_line("moved 5 keys of an earlier layout", 0, milliseconds(5000))) << node_->tail(20);
+    EXPECT_EQ(redis({"GET", "parley:{cluster}:epoch"}), epoch);
+    EXPECT_EQ(redis({"EXISTS", "parley:epoch", "parley:nodes", "parley:node:node-old"}), "0\n");
     ws_client bob(node_->port());
     bob.upgrade();
     ASSERT_EQ(call(bob, {{"type", "login"}, {"user", "bob"}, {"id", "in"}}).value("type", ""), "welcome");
@@ -112,7 +125,7 @@ TEST_F(ClusterLayoutTest, KeysOfTheFirstLayoutMoveToTheirPartitionsAndTheHistory
     ASSERT_EQ(node_->stop().code, 0);
     start_node();
     EXPECT_FALSE(node_->wait_for_line("keys of an earlier layout", 0, milliseconds(300)));
-    EXPECT_EQ(redis({"GET", "parley:layout"}), "2\n");
+    EXPECT_EQ(redis({"GET", "parley:layout"}), "3\n");
 }
 
 }  // namespace

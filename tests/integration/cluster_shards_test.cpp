@@ -2,6 +2,7 @@
 // each room lives on the shard of its partition, the cluster's own data (names, presence,
 // direct conversations, read markers) on the first, and everything a user sees is the same as
 // over one Redis (docs/cluster.md, "Several Redis servers").
+#include "cluster_nodes.hpp"
 #include "redis_shards.hpp"
 #include "run_parleyd.hpp"
 #include "temp_dir.hpp"
@@ -30,25 +31,14 @@ protected:
         }
     }
 
-    void TearDown() override {
-        for (auto& [id, node] : nodes_) {
-            const exit_status status = node->stop();
-            EXPECT_TRUE(status.exited && status.code == 0) << id << " on SIGTERM: " << status.describe();
-            if (HasFailure()) {
-                std::cerr << "---- " << id << " (last lines):\n" << node->tail(40);
-            }
-        }
-    }
+    void TearDown() override { stop_cluster_nodes(nodes_); }
 
     void start_node(const std::string& id) {
         const std::string config = "[cluster]\nredis = [\"redis://127.0.0.1:" + std::to_string(shards_[0]->port()) +
                                    "\", \"redis://127.0.0.1:" + std::to_string(shards_[1]->port()) +
                                    "\"]\nnode_id = \"" + id + "\"\n[auth]\nmode = \"token\"\ntoken_secret = \"" +
                                    test_tokens::token_secret + "\"\n";
-        auto node = std::make_unique<daemon_process>(relaxed_rate_args(), config);
-        if (!node->wait_for_line("cluster: node " + id + " in sync", 0, milliseconds(15000))) {
-            throw std::runtime_error(id + " did not get in sync:\n" + node->tail(30));
-        }
+        auto node = start_cluster_node(id, config);
         nodes_[id] = std::move(node);
     }
 
@@ -148,8 +138,8 @@ TEST_F(ClusterShardsTest, EachRoomLivesOnItsShardAndItsSaysReachEveryNodeOnceInO
         EXPECT_EQ(shards_[1 - home]->command_text({"EXISTS", room_key(room, ":log")}), "0\n") << room;
     }
     // Names and the cluster's own keys are on the first shard only.
-    EXPECT_EQ(shards_[0]->command_text({"SISMEMBER", "parley:nodes", "node-b"}), "1\n");
-    EXPECT_EQ(shards_[1]->command_text({"EXISTS", "parley:nodes"}), "0\n");
+    EXPECT_EQ(shards_[0]->command_text({"SISMEMBER", "parley:{cluster}:nodes", "node-b"}), "1\n");
+    EXPECT_EQ(shards_[1]->command_text({"EXISTS", "parley:{cluster}:nodes"}), "0\n");
 
     // History read through either node is the shard's.
     const json page = call(bob, {{"type", "history"}, {"room", second}, {"limit", 100}, {"id", 99}});

@@ -42,7 +42,8 @@ inline std::string script_name(std::string_view text) {
                          {scripts::depart, "depart"},           {scripts::dm, "dm"},
                          {scripts::read_marker, "read_marker"}, {scripts::conversations, "conversations"},
                          {scripts::read_log, "read_log"},       {scripts::says, "says"},
-                         {scripts::log_tips, "log_tips"}};
+                         {scripts::log_tips, "log_tips"},       {scripts::claim_lease, "claim_lease"},
+                         {scripts::release_leases, "release_leases"}, {scripts::node_user, "node_user"}};
     for (const auto& s : all) {
         if (s.text == text) {
             return s.name;
@@ -56,6 +57,12 @@ public:
     // How many shards the node is told of (the fake holds all of them itself).
     std::uint32_t shards = 1;
     std::uint32_t shard_count() const override { return shards; }
+    // Whether the node is told a script's keys must share a slot (a Redis Cluster).
+    bool per_slot = false;
+    bool scripts_per_slot() const override { return per_slot; }
+    // The keys of every script call whose keys span more than one slot (Redis Cluster would
+    // refuse it with CROSSSLOT).
+    std::vector<std::vector<std::string>> cross_slot_calls;
 
     void post(std::function<void()> task) override { tasks_.push_back(std::move(task)); }
 
@@ -66,6 +73,11 @@ public:
     void script(std::string_view text, std::span<const std::string_view> keys, std::span<const std::string_view> args,
                 redis_callback done) override {
         std::string name = script_name(text);
+        if (!keys.empty() && std::any_of(keys.begin(), keys.end(), [&](std::string_view k) {
+                return key_slot(k) != key_slot(keys.front());
+            })) {
+            cross_slot_calls.emplace_back(keys.begin(), keys.end());
+        }
         if (name == "say") {
             split_batch(keys, args, std::move(done));
             return;
