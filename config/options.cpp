@@ -138,6 +138,7 @@ option field(option o) {
 }
 
 constexpr std::array<std::string_view, 6> log_levels = {"trace", "debug", "info", "warn", "error", "off"};
+constexpr std::array<std::string_view, 2> cluster_modes = {"standalone", "redis-cluster"};
 
 constexpr double kib = 1024;
 constexpr double mib = 1024 * kib;
@@ -428,6 +429,12 @@ void add_admin_log_metrics_cluster_options(std::vector<option>& out) {
                     "is a single node and nothing of the cluster runs.",
             .flag = "--cluster-redis", .value_name = "URL[,URL...]", .check = &check_redis_url, .secret = true,
             .one_or_list = true}),
+        field<&settings::cluster_mode>({.section = "cluster", .key = "mode",
+            .help = "What cluster.redis lists: standalone (Redis servers of their own; with several, the rooms "
+                    "are spread over them by partition, the first holding the cluster's own data) or "
+                    "redis-cluster (seeds of one Redis Cluster, 7.0 or later: the nodes read its slot map "
+                    "and follow it).",
+            .flag = "--cluster-mode", .value_name = "MODE", .allowed = cluster_modes}),
         field<&settings::cluster_node_id>({.section = "cluster", .key = "node_id",
             .help = "This node's name in the cluster, unique among the nodes: 1-64 characters of A-Z a-z "
                     "0-9 _ . -. Empty: the machine's host name.",

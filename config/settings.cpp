@@ -102,6 +102,7 @@ std::vector<std::string> problems(const settings& s) {
         out.push_back("server.allowed_origins must not contain an empty entry");
     }
     check_allowed("log.level", s.log_level, out);
+    check_allowed("cluster.mode", s.cluster_mode, out);
     return out;
 }
 

@@ -147,6 +147,7 @@ struct settings {
 
     // [cluster]  Empty redis: a single node, and nothing of the cluster runs.
     std::vector<std::string> cluster_redis;      // redis://HOST:PORT, one per shard
+    std::string cluster_mode = "standalone";     // standalone servers, or redis-cluster (seeds)
     std::string cluster_node_id;                 // unique per node; empty: the host name
     std::uint32_t cluster_name_ttl_ms = 15000;   // lease on a logged-in name, renewed by its node
     std::size_t cluster_history_messages = 10000;  // per room, in its Redis stream

@@ -40,6 +40,12 @@ int rebalance_cluster(const config::settings& settings) {
         std::fprintf(stderr, "parleyd: --cluster-rebalance needs cluster.redis\n");
         return 2;
     }
+    if (settings.cluster_mode == "redis-cluster") {
+        // Redis Cluster moves slots with their keys itself (redis-cli --cluster reshard).
+        std::fprintf(stderr, "parleyd: --cluster-rebalance is for standalone servers; a Redis Cluster moves its "
+                             "slots itself (redis-cli --cluster reshard or rebalance)\n");
+        return 2;
+    }
     std::vector<config::redis_endpoint> shards;
     for (const std::string& url : settings.cluster_redis) {
         shards.push_back(*config::parse_redis_url(url));  // checked by the loader

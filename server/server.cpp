@@ -83,7 +83,8 @@ server::server(const config::settings& settings, config::config_source source,
         // The cluster's thread is worker 0's: its Redis connections and its logic run there.
         auto options = cluster_options_from(settings_);
         cluster_transport_ = std::make_unique<cluster::redis_transport>(
-            workers_.front()->io().get_executor(), cluster_redis_from(settings_), options.name_ttl / 3);
+            workers_.front()->io().get_executor(), cluster_redis_from(settings_), options.name_ttl / 3,
+            settings_.cluster_mode == "redis-cluster");
         cluster_ = std::make_unique<cluster::cluster_node>(*cluster_transport_, std::move(options));
         history = cluster_->make_history_store();
         bus = cluster_->make_bus();

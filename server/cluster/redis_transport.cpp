@@ -8,6 +8,7 @@
 #include <openssl/sha.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 
 namespace parley::cluster {
@@ -50,8 +51,13 @@ const std::string& sha_of(std::string_view script) {
 }  // namespace
 
 redis_transport::redis_transport(asio::any_io_executor executor, std::vector<config::redis_endpoint> shards,
-                                 std::chrono::milliseconds heartbeat_interval)
-    : executor_(std::move(executor)), heartbeat_interval_(heartbeat_interval) {
+                                 std::chrono::milliseconds heartbeat_interval, bool redis_cluster)
+    : executor_(std::move(executor)), heartbeat_interval_(heartbeat_interval), redis_cluster_(redis_cluster) {
+    if (redis_cluster_) {
+        seeds_ = std::move(shards);  // the masters come from the slot map
+        resetting_ = true;
+        return;
+    }
     for (auto& endpoint : shards) {
         shards_.push_back({std::move(endpoint), nullptr, nullptr});
     }
@@ -65,9 +71,26 @@ void redis_transport::start(cluster_node& node) {
 }
 
 void redis_transport::connect() {
-    if (stopped_ || shards_.empty()) {
+    if (stopped_) {
         return;
     }
+    heartbeat_timer_ = std::make_unique<asio::steady_timer>(executor_);
+    schedule_heartbeat();
+    if (redis_cluster_) {
+        rediscover_timer_ = std::make_unique<asio::steady_timer>(executor_);
+        discover();
+        return;
+    }
+    if (shards_.empty()) {
+        return;
+    }
+    connect_shards();
+    for (std::uint32_t i = 1; i < shards_.size(); ++i) {
+        node_->on_shard_down(i);  // until it answers
+    }
+}
+
+void redis_transport::connect_shards() {
     for (std::size_t i = 0; i < shards_.size(); ++i) {
         shard& s = shards_[i];
         redis_connection::options opts;
@@ -77,15 +100,27 @@ void redis_transport::connect() {
         // Named by shard in the log when there are several.
         const std::string suffix = shards_.size() > 1 ? " of shard " + std::to_string(i + 1) : std::string();
         s.commands = redis_connection::create(executor_, opts, "commands" + suffix);
+        // Rooms' channels are sharded channels; the cluster's own is a plain one.
+        opts.sharded = [](std::string_view channel) { return keys::room_partition(channel).has_value(); };
         s.subscriber = redis_connection::create(executor_, opts, "events" + suffix);
         for (auto* c : {&s.commands, &s.subscriber}) {
             (*c)->on_up([this, i] { on_up(i); });
             (*c)->on_down([this, i] { on_down(i); });
+            if (redis_cluster_) {
+                (*c)->on_refusal([this](std::string_view what) { topology_changed(what); });
+            }
         }
-        // The cluster's own channel lives on the first shard; the others carry rooms' channels only.
+        // The cluster's own channel lives on the first shard; the others carry rooms' channels
+        // only. On a Redis Cluster the connections are new after every reset: the rooms'
+        // channels subscribed so far go with them.
         std::vector<std::string> channels;
         if (i == 0) {
             channels.emplace_back(keys::channel);
+        }
+        for (const std::string& channel : room_channels_) {
+            if (redis_cluster_ && slot_owner_[key_slot(channel)] == i) {
+                channels.push_back(channel);
+            }
         }
         s.subscriber->subscribe(std::move(channels),
                                 [this](std::string_view, std::string_view payload) { node_->on_channel_message(payload); });
@@ -96,11 +131,6 @@ void redis_transport::connect() {
                      s.endpoint.port, suffix);
     }
     connected_ = true;
-    for (std::uint32_t i = 1; i < shards_.size(); ++i) {
-        node_->on_shard_down(i);  // until it answers
-    }
-    heartbeat_timer_ = std::make_unique<asio::steady_timer>(executor_);
-    schedule_heartbeat();
 }
 
 void redis_transport::stop() {
@@ -112,6 +142,11 @@ void redis_transport::stop() {
         heartbeat_timer_->cancel();
         heartbeat_timer_.reset();
     }
+    if (rediscover_timer_) {
+        rediscover_timer_->cancel();
+        rediscover_timer_.reset();
+    }
+    close_probes();
     for (shard& s : shards_) {
         for (auto* c : {&s.commands, &s.subscriber}) {
             if (*c) {
@@ -127,9 +162,14 @@ bool redis_transport::shard_connected(std::size_t i) const {
     return s.commands && s.subscriber && s.commands->connected() && s.subscriber->connected();
 }
 
-redis_transport::shard& redis_transport::shard_for(std::string_view key) {
-    return shards_[keys::shard_of_key(key, static_cast<std::uint32_t>(shards_.size()))];
+std::uint32_t redis_transport::shard_of(std::string_view key) const {
+    if (redis_cluster_) {
+        return slot_owner_.empty() ? 0 : slot_owner_[key_slot(key)];
+    }
+    return keys::shard_of_key(key, static_cast<std::uint32_t>(shards_.size()));
 }
+
+redis_transport::shard& redis_transport::shard_for(std::string_view key) { return shards_[shard_of(key)]; }
 
 void redis_transport::on_up(std::size_t i) {
     if (stopped_ || shards_[i].up || !shard_connected(i)) {
@@ -145,6 +185,17 @@ void redis_transport::on_up(std::size_t i) {
         });
     }
     s.up = true;
+    if (redis_cluster_) {
+        // Up once every master answers (scripts and commands go to all of them). A Redis
+        // Cluster starts from the current layout: there is nothing of an earlier one to move.
+        if (!told_up_ && std::all_of(shards_.begin(), shards_.end(), [](const shard& x) { return x.up; })) {
+            told_up_ = true;
+            rediscover_delay_ = std::chrono::milliseconds(100);
+            rediscover_timer_->cancel();
+            node_->on_redis_up();
+        }
+        return;
+    }
     if (i != 0) {
         node_->on_shard_up(static_cast<std::uint32_t>(i));
         return;
@@ -168,6 +219,11 @@ void redis_transport::on_down(std::size_t i) {
         return;
     }
     shards_[i].up = false;
+    if (redis_cluster_) {
+        topology_changed("lost the connection to " + shards_[i].endpoint.host + ":" +
+                         std::to_string(shards_[i].endpoint.port));
+        return;
+    }
     if (i != 0) {
         node_->on_shard_down(static_cast<std::uint32_t>(i));
     } else {
@@ -202,6 +258,9 @@ void redis_transport::command(std::span<const std::string_view> argv, redis_call
     const std::string_view key = argv.size() > 3 && argv[0] == "EVALSHA" ? argv[3]
                                  : argv.size() > 1                       ? argv[1]
                                                                          : std::string_view();
+    if (redis_cluster_) {
+        done = watching(std::move(done));
+    }
     shard_for(key).commands->command(argv, std::move(done));  // refused or lost: nullopt, by its contract
 }
 
@@ -220,6 +279,9 @@ void redis_transport::script(std::string_view text, std::span<const std::string_
             refuse(std::move(done));
             return;
         }
+        if (redis_cluster_) {
+            done = watching(std::move(done));
+        }
         shards_.front().commands->command(argv_, std::move(done));
         return;
     }
@@ -227,12 +289,18 @@ void redis_transport::script(std::string_view text, std::span<const std::string_
 }
 
 void redis_transport::subscribe(std::string_view channel) {
+    if (redis_cluster_ && !stopped_) {
+        room_channels_.emplace(channel);  // subscribed again by the connections of the next map
+    }
     if (connected_ && !stopped_) {
         shard_for(channel).subscriber->subscribe({std::string(channel)});
     }
 }
 
 void redis_transport::unsubscribe(std::string_view channel) {
+    if (redis_cluster_) {
+        room_channels_.erase(std::string(channel));
+    }
     if (connected_ && !stopped_) {
         shard_for(channel).subscriber->unsubscribe({std::string(channel)});
     }

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,13 +29,23 @@ class cluster_node;
 // for each other shard (on_shard_up, on_shard_down), and hands it every message of every
 // channel.
 //
+// On a Redis Cluster (redis_cluster), the servers given are seeds: the transport asks one for the
+// slot map (CLUSTER SLOTS), keeps the two connections for each master it names, the first shard
+// being the master of the cluster's own slot, and routes by slot; rooms' channels are sharded
+// channels (SSUBSCRIBE on the master of their slot). Any sign that the map changed (MOVED, ASK,
+// CLUSTERDOWN or TRYAGAIN in an answer, a sharded channel dropped by Redis, a lost connection)
+// resets the whole: every connection closes (pending commands get nullopt), the node hears that
+// Redis is down, the map is read again, and the node hears it is up once every master answers.
+// So a failover or a slot migration is survived as an outage of Redis is: the node resyncs.
+//
 // Thread: post() from any thread; everything else on the executor's (the cluster's) thread,
 // except construction and start(), which may run anywhere before the loop runs.
 class redis_transport final : public redis_link {
 public:
-    // shards: one or more servers, in the order of cluster.redis (the same on every node).
+    // shards: one or more servers, in the order of cluster.redis (the same on every node); on a
+    // Redis Cluster (redis_cluster), seeds of it.
     redis_transport(boost::asio::any_io_executor executor, std::vector<config::redis_endpoint> shards,
-                    std::chrono::milliseconds heartbeat_interval);
+                    std::chrono::milliseconds heartbeat_interval, bool redis_cluster = false);
     ~redis_transport() override;
     redis_transport(const redis_transport&) = delete;
     redis_transport& operator=(const redis_transport&) = delete;
@@ -48,6 +59,8 @@ public:
 
     // ---- redis_link ----
     std::uint32_t shard_count() const override { return static_cast<std::uint32_t>(shards_.size()); }
+    std::uint32_t shard_of(std::string_view key) const override;
+    bool scripts_per_slot() const override { return redis_cluster_; }
     void post(std::function<void()> task) override;
     void command(std::span<const std::string_view> argv, redis_callback done) override;
     void script(std::string_view text, std::span<const std::string_view> keys, std::span<const std::string_view> args,
@@ -64,6 +77,17 @@ private:
     };
 
     void connect();
+    // Opens the connections of shards_ (standalone servers, or the masters of the slot map).
+    void connect_shards();
+    // ---- Redis Cluster (redis_transport_cluster.cpp) ----
+    // Asks the seeds and the masters last known for the slot map; connect_shards() once one answers.
+    void discover();
+    void on_slot_map(const redis_reply& answer, const std::string& asked_host);
+    // Something says the slot map changed (see above): everything is reset and read again.
+    void topology_changed(std::string_view why);
+    // A command's callback that watches its answer for a redirection (a Redis Cluster only).
+    redis_callback watching(redis_callback done);
+    void close_probes();
     // Both connections of shard i answer.
     bool shard_connected(std::size_t i) const;
     // The shard a key or channel lives on.
@@ -84,6 +108,17 @@ private:
     std::unique_ptr<boost::asio::steady_timer> heartbeat_timer_;
     bool stopped_ = false;
     std::vector<std::string_view> argv_;  // an EVALSHA's arguments, its capacity kept between calls
+
+    // Redis Cluster mode.
+    bool redis_cluster_ = false;
+    std::vector<config::redis_endpoint> seeds_;
+    std::vector<std::uint16_t> slot_owner_;  // per slot: its master's index in shards_
+    std::vector<std::shared_ptr<redis_connection>> probes_;  // asking for the slot map
+    std::unique_ptr<boost::asio::steady_timer> rediscover_timer_;
+    std::chrono::milliseconds rediscover_delay_{100};
+    bool resetting_ = false;    // between a topology change and the next slot map
+    bool told_up_ = false;      // the node was told Redis is up, and not told it is down since
+    std::set<std::string, std::less<>> room_channels_;  // the rooms' channels the node wants
 };
 
 }  // namespace parley::cluster

@@ -1,6 +1,7 @@
 // Two parleyd nodes in token mode sharing one real redis-server: what is kept for a user
 // (stored direct conversations, read markers, welcome's conversations) is the cluster's, so a
 // user finds on one node what was sent or read on the other (docs/cluster.md).
+#include "cluster_nodes.hpp"
 #include "redis_shards.hpp"
 #include "test_support.hpp"
 #include "tests/token_minter.hpp"
@@ -19,26 +20,15 @@ protected:
         servers_ = std::make_unique<redis_shards>(redis_process::persistence::append_only);
         redis_ = &servers_->first();
         for (const char* id : {"node-a", "node-b"}) {
-            auto node = std::make_unique<daemon_process>(relaxed_rate_args(), config_for(id));
-            if (!node->wait_for_line(std::string("cluster: node ") + id + " in sync", 0, milliseconds(15000))) {
-                throw std::runtime_error(std::string(id) + " did not get in sync:\n" + node->tail(30));
-            }
+            auto node = start_cluster_node(id, config_for(id));
             nodes_[id] = std::move(node);
         }
     }
 
-    void TearDown() override {
-        for (auto& [id, node] : nodes_) {
-            const exit_status status = node->stop();
-            EXPECT_TRUE(status.exited && status.code == 0) << id << " on SIGTERM: " << status.describe();
-            if (HasFailure()) {
-                std::cerr << "---- " << id << " (last lines):\n" << node->tail(40);
-            }
-        }
-    }
+    void TearDown() override { stop_cluster_nodes(nodes_); }
 
     std::string config_for(const std::string& id) const {
-        return "[cluster]\nredis = " + servers_->config_value() + "\nnode_id = \"" + id +
+        return "[cluster]\n" + servers_->config_lines() + "node_id = \"" + id +
                "\"\n[auth]\nmode = \"token\"\ntoken_secret = \"" + test_tokens::token_secret + "\"\n";
     }
 

@@ -4,6 +4,7 @@
 // more stops being read a little later (docs/cluster.md, "Rooms a node feeds").
 
 #include "http_response.hpp"
+#include "cluster_nodes.hpp"
 #include "redis_shards.hpp"
 #include "test_support.hpp"
 
@@ -24,26 +25,15 @@ protected:
         servers_ = std::make_unique<redis_shards>(redis_process::persistence::none);
         redis_ = &servers_->first();
         for (const char* id : {"node-a", "node-b"}) {
-            const std::string config = "[cluster]\nredis = " + servers_->config_value() +
-                                       "\nnode_id = \"" + id + "\"\nname_ttl_ms = " +
+            const std::string config = "[cluster]\n" + servers_->config_lines() +
+                                       "node_id = \"" + id + "\"\nname_ttl_ms = " +
                                        std::to_string(feeds_name_ttl_ms) + "\n[admin]\ntoken = \"" + feeds_admin_token +
                                        "\"\n";
-            auto node = std::make_unique<daemon_process>(relaxed_rate_args(), config);
-            if (!node->wait_for_line(std::string("cluster: node ") + id + " in sync", 0, milliseconds(15000))) {
-                throw std::runtime_error(std::string(id) + " did not get in sync:\n" + node->tail(30));
-            }
+            auto node = start_cluster_node(id, config);
             nodes_[id] = std::move(node);
         }
     }
-    void TearDown() override {
-        for (auto& [id, node] : nodes_) {
-            const exit_status status = node->stop();
-            EXPECT_TRUE(status.exited && status.code == 0) << id << " on SIGTERM: " << status.describe();
-            if (HasFailure()) {
-                std::cerr << "---- " << id << " (last lines):\n" << node->tail(40);
-            }
-        }
-    }
+    void TearDown() override { stop_cluster_nodes(nodes_); }
     ws_client login_on(const std::string& id, const std::string& user) {
         ws_client client(nodes_.at(id)->port());
         client.upgrade();

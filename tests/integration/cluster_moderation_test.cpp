@@ -2,6 +2,7 @@
 // redis-server: each action is numbered by the cluster like a say and changes the room on every
 // node; the room's settings live in a Redis hash and deleted text leaves the room's stream
 // (docs/cluster.md).
+#include "cluster_nodes.hpp"
 #include "redis_shards.hpp"
 #include "test_support.hpp"
 #include "tests/token_minter.hpp"
@@ -26,24 +27,13 @@ protected:
         }
     }
 
-    void TearDown() override {
-        for (auto& [id, node] : nodes_) {
-            const exit_status status = node->stop();
-            EXPECT_TRUE(status.exited && status.code == 0) << id << " on SIGTERM: " << status.describe();
-            if (HasFailure()) {
-                std::cerr << "---- " << id << " (last lines):\n" << node->tail(40);
-            }
-        }
-    }
+    void TearDown() override { stop_cluster_nodes(nodes_); }
 
     void start_node(const std::string& id) {
-        const std::string config = "[cluster]\nredis = " + servers_->config_value() +
-                                   "\nnode_id = \"" + id + "\"\n[auth]\nmode = \"token\"\ntoken_secret = \"" +
+        const std::string config = "[cluster]\n" + servers_->config_lines() +
+                                   "node_id = \"" + id + "\"\n[auth]\nmode = \"token\"\ntoken_secret = \"" +
                                    test_tokens::token_secret + "\"\n[admin]\ntoken = \"" + cluster_admin_token + "\"\n";
-        auto node = std::make_unique<daemon_process>(relaxed_rate_args(), config);
-        if (!node->wait_for_line("cluster: node " + id + " in sync", 0, milliseconds(15000))) {
-            throw std::runtime_error(id + " did not get in sync:\n" + node->tail(30));
-        }
+        auto node = start_cluster_node(id, config);
         nodes_[id] = std::move(node);
     }
 

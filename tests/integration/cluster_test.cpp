@@ -1,6 +1,7 @@
 // Three parleyd nodes sharing one real redis-server: rooms, presence, users, dms, names and
 // history across nodes; a node killed; Redis stopped and started again.
 #include "http_response.hpp"
+#include "cluster_nodes.hpp"
 #include "redis_shards.hpp"
 #include "test_support.hpp"
 
@@ -25,30 +26,19 @@ protected:
     }
 
     void TearDown() override {
-        for (auto& [id, node] : nodes_) {
-            if (node && node->running()) {
-                const exit_status status = node->stop();
-                EXPECT_TRUE(status.exited && status.code == 0) << id << " on SIGTERM: " << status.describe();
-            }
-            if (HasFailure() && node) {
-                std::cerr << "---- " << id << " (last lines):\n" << node->tail(40);
-            }
-        }
+        stop_cluster_nodes(nodes_);
         if (HasFailure()) {
             std::cerr << "---- redis:\n" << redis_->log_tail();
         }
     }
 
     std::string config_for(const std::string& id) const {
-        return "[cluster]\nredis = " + servers_->config_value() + "\nnode_id = \"" + id +
+        return "[cluster]\n" + servers_->config_lines() + "node_id = \"" + id +
                "\"\nname_ttl_ms = " + std::to_string(name_ttl_ms) + "\n";
     }
 
     daemon_process& start_node(const std::string& id) {
-        auto node = std::make_unique<daemon_process>(relaxed_rate_args(), config_for(id));
-        if (!node->wait_for_line("cluster: node " + id + " in sync", 0, milliseconds(15000))) {
-            throw std::runtime_error(id + " did not get in sync:\n" + node->tail(30));
-        }
+        auto node = start_cluster_node(id, config_for(id));
         auto& slot = nodes_[id];
         slot = std::move(node);
         return *slot;
@@ -415,7 +405,8 @@ TEST_F(ClusterTest, EachMessageIsPublishedAtMostOnceAndReadOnceByEachNode) {
     };
     // Counted on the server holding the room (the only one, unless the test runs over shards).
     redis_process& lobby_server = servers_->holding(room_key("lobby", ":events"));
-    const long long publishes_before = number_after(lobby_server.info("commandstats"), "cmdstat_publish:calls=");
+    // A room's messages go on its sharded channel (SPUBLISH).
+    const long long publishes_before = number_after(lobby_server.info("commandstats"), "cmdstat_spublish:calls=");
     std::map<std::string, long long> read_before;
     for (const char* id : ids) {
         read_before[id] = events_read(id);
@@ -432,9 +423,9 @@ TEST_F(ClusterTest, EachMessageIsPublishedAtMostOnceAndReadOnceByEachNode) {
         read_until(m, [&messages](const json& e) { return (messages += e.value("type", "") == "message") == says; },
                    milliseconds(10000));
     }
-    // At most one PUBLISH per message, whatever the members and nodes (the scripts' calls are
+    // At most one SPUBLISH per message, whatever the members and nodes (the scripts' calls are
     // counted): the says a node sends in one pass of its loop go out as one publication.
-    const long long publishes_after = number_after(lobby_server.info("commandstats"), "cmdstat_publish:calls=");
+    const long long publishes_after = number_after(lobby_server.info("commandstats"), "cmdstat_spublish:calls=");
     EXPECT_LE(publishes_after - std::max(publishes_before, 0LL), says);
     EXPECT_GE(publishes_after - std::max(publishes_before, 0LL), 1);
     // And each node read each message once: one decode per node, then its own fan-out.

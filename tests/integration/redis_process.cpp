@@ -14,7 +14,9 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <ctime>
 #include <fstream>
+#include <random>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -29,7 +31,8 @@ using namespace std::chrono_literals;
 constexpr auto redis_start_timeout = 10s;
 constexpr int exec_failed = 127;
 
-// A socket bound to 127.0.0.1 on a port the kernel picks; -1 on failure.
+// A socket bound to 127.0.0.1 on `port`, or on a port the kernel picks when it is 0; -1 on
+// failure.
 int bind_loopback(std::uint16_t& port) {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
@@ -38,7 +41,7 @@ int bind_loopback(std::uint16_t& port) {
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = 0;
+    address.sin_port = htons(port);
     socklen_t length = sizeof address;
     if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
         ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
@@ -47,6 +50,26 @@ int bind_loopback(std::uint16_t& port) {
     }
     port = ntohs(address.sin_port);
     return fd;
+}
+
+// For a Redis Cluster member: a free port below the kernel's ephemeral range whose cluster bus
+// port (10000 higher, which Redis requires to stay below 65536) is free too.
+std::uint16_t free_cluster_port() {
+    static std::minstd_rand random(static_cast<unsigned>(::getpid()) * 7919u + static_cast<unsigned>(::time(nullptr)));
+    for (int tries = 0; tries < 1000; ++tries) {
+        auto port = static_cast<std::uint16_t>(12000 + random() % 18000);
+        auto bus = static_cast<std::uint16_t>(port + 10000);
+        const int fd = bind_loopback(port);
+        const int bus_fd = fd < 0 ? -1 : bind_loopback(bus);
+        if (fd >= 0) {
+            ::close(fd);
+        }
+        if (bus_fd >= 0) {
+            ::close(bus_fd);
+            return port;
+        }
+    }
+    throw std::runtime_error("no free pair of loopback ports for a Redis Cluster member");
 }
 
 std::uint16_t free_port() {
@@ -146,10 +169,10 @@ std::string redis_process::command_text(const std::vector<std::string>& argv) co
     return text;
 }
 
-redis_process::redis_process(persistence kept) : kept_(kept) {
+redis_process::redis_process(persistence kept, bool cluster_node) : kept_(kept), cluster_node_(cluster_node) {
     // The port is free when picked but may be taken before Redis binds it: then pick another.
     for (int tries = 0; tries < 5; ++tries) {
-        port_ = free_port();
+        port_ = cluster_node_ ? free_cluster_port() : free_port();
         if (launch()) {
             return;
         }
@@ -231,6 +254,12 @@ bool redis_process::launch() {
                                      "--save",       "",         "--appendonly",        append_only ? "yes" : "no",
                                      "--appendfsync", "always",  "--daemonize",         "no",
                                      "--dir",        dir_.path(), "--logfile",          dir_.file("redis.log")};
+    if (cluster_node_) {
+        for (const char* arg : {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                                "--cluster-node-timeout", "2000"}) {
+            args.emplace_back(arg);
+        }
+    }
     // Everything the child needs is prepared before fork: only async-signal-safe calls between
     // fork and exec.
     std::vector<char*> argv;

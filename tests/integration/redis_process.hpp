@@ -22,7 +22,9 @@ public:
 
     // Starts Redis on a free loopback port and waits until it answers PING. Throws
     // std::runtime_error, with the end of Redis's log, when it does not within 10 s.
-    explicit redis_process(persistence kept = persistence::none);
+    // cluster_node: started with --cluster-enabled (its nodes.conf in the temporary directory, so
+    // a restarted node is the same member), to be joined into a Redis Cluster by the test.
+    explicit redis_process(persistence kept = persistence::none, bool cluster_node = false);
     // The same on a given port (one the test reserved with reserved_port and released).
     explicit redis_process(std::uint16_t port);
     // Kills Redis (SIGKILL) if it still runs.
@@ -63,6 +65,7 @@ private:
 
     temp_dir dir_;
     persistence kept_ = persistence::none;
+    bool cluster_node_ = false;
     std::uint16_t port_ = 0;
     pid_t pid_ = -1;
     bool paused_ = false;

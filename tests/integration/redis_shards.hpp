@@ -29,20 +29,34 @@ std::string room_on_shard(const std::string& stem, std::uint32_t shard, std::uin
 // cluster tests a second time with 2 (their names start "shards2."), so that the same tests
 // pass with the rooms spread over two servers. The first server holds the cluster's own data;
 // a test that stops "Redis" stops the first, which cuts each node off as a whole.
+//
+// With PARLEY_TEST_REDIS_CLUSTER=N (names "rcluster3."), N redis-servers started with
+// --cluster-enabled and joined into one Redis Cluster of N masters (redis-cli --cluster create),
+// which the nodes are given as seeds (cluster.mode = "redis-cluster"). The first is then the
+// master serving the cluster's own keys (the slot of "{cluster}").
 class redis_shards {
 public:
     explicit redis_shards(redis_process::persistence kept);
+    // A Redis Cluster of `masters` masters, each with `replicas` replicas (the servers after
+    // the masters), whatever the environment says.
+    redis_shards(redis_process::persistence kept, std::size_t masters, std::size_t replicas = 0);
 
     redis_process& first() { return *servers_.front(); }
     std::size_t count() const { return servers_.size(); }
     redis_process& at(std::size_t i) { return *servers_.at(i); }
-    // cluster.redis's TOML value: "redis://127.0.0.1:P" for one server, a list for several.
-    std::string config_value() const;
-    // The server holding a room's key ("parley:{pN}:room:..."); the first for any other key.
+    bool redis_cluster() const { return redis_cluster_; }
+    // The [cluster] section's lines for these servers: "redis = ..." (one URL, or a list), and
+    // for a Redis Cluster "mode = ...". Each line ends with a newline.
+    std::string config_lines() const;
+    // The server holding a key: standalone, a room's key ("parley:{pN}:room:...") on its shard
+    // and any other on the first; on a Redis Cluster, the master serving the key's slot.
     redis_process& holding(const std::string& key);
 
 private:
+    // Joins the servers into one Redis Cluster and waits until it serves every slot.
+    void create_cluster(std::size_t replicas = 0);
     std::vector<std::unique_ptr<redis_process>> servers_;
+    bool redis_cluster_ = false;
 };
 
 }  // namespace parley::integration

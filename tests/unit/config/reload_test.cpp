@@ -128,6 +128,7 @@ file = "x.log"
 enabled = false
 [cluster]
 redis = "redis://10.0.0.1:6379"
+mode = "redis-cluster"
 node_id = "n1"
 name_ttl_ms = 5000
 history_messages = 500
