@@ -4,7 +4,9 @@
 Usage: tests/load/cluster_bench.py BUILD_DIR [PAIRS [LOAD [SHARDS]]]
 BUILD_DIR is a Release build with parleyd and parley-load; LOAD (a part of a load's name, e.g.
 "99 rooms") runs only the loads it names; SHARDS (default 1) is how many redis-servers the
-cluster spreads its rooms over (cluster.redis lists them all; Redis's CPU is theirs together).
+cluster spreads its rooms over (cluster.redis lists them all; Redis's CPU is theirs together),
+or "cluster3": a Redis Cluster of three masters (created with redis-cli --cluster create), which
+the nodes use with cluster.mode = "redis-cluster".
 Each pair runs one load twice, interleaved: once against a single parleyd (memory history),
 once against three parleyd nodes sharing fresh redis-servers. Every server process (the one node, or the three nodes and Redis)
 runs on core 0 with one worker each, parley-load on core 1, so both setups get the same CPU.
@@ -60,10 +62,24 @@ def start_parleyd(build, extra):
     return daemon, drain, port
 
 
-def start_redis(workdir):
-    port = free_port()
+def free_cluster_port():
+    """A free port whose cluster bus port (10000 higher) is free too, below 55536."""
+    for port in range(17000 + os.getpid() % 5000, 30000):
+        try:
+            with socket.socket() as a, socket.socket() as b:
+                a.bind(("127.0.0.1", port))
+                b.bind(("127.0.0.1", port + 10000))
+                return port
+        except OSError:
+            continue
+    sys.exit("no free pair of ports for a Redis Cluster member")
+
+
+def start_redis(workdir, cluster=False):
+    port = free_cluster_port() if cluster else free_port()
+    extra = ["--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{port}.conf"] if cluster else []
     redis = subprocess.Popen(["taskset", "-c", "0", "redis-server", "--port", str(port), "--bind", "127.0.0.1",
-                              "--save", "", "--appendonly", "no", "--dir", workdir],
+                              "--save", "", "--appendonly", "no", "--dir", workdir] + extra,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(200):
         try:
@@ -83,6 +99,18 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def command_usec(ports):
+    """Redis's own time per command (INFO commandstats: usec), summed over the servers. A script's
+    whole run counts under evalsha, and the commands it calls count under their own names too."""
+    totals = {}
+    for port in ports:
+        text = subprocess.run(["redis-cli", "-p", str(port), "info", "commandstats"], capture_output=True,
+                              text=True).stdout
+        for name, usec in re.findall(r"^cmdstat_([a-z|]+):calls=\d+,usec=(\d+)", text, re.M):
+            totals[name] = totals.get(name, 0) + int(usec)
+    return totals
+
+
 def messages_received(port):
     """A node's parley_cluster_messages_received_total, from its /metrics."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
@@ -95,16 +123,31 @@ def run(build, cluster, load_args, shards=1):
     wait_idle()
     workdir = tempfile.mkdtemp(prefix="parley-cluster-bench-")
     redises = []
+    redis_ports = []
     nodes = []
     try:
         if cluster:
             urls = []
-            for _ in range(shards):
-                redis, redis_port = start_redis(workdir)
+            redis_cluster = shards == "cluster3"
+            for _ in range(3 if redis_cluster else int(shards)):
+                redis, redis_port = start_redis(workdir, redis_cluster)
                 redises.append(redis)
                 urls.append(f"redis://127.0.0.1:{redis_port}")
+                redis_ports.append(redis_port)
+            mode = []
+            if redis_cluster:
+                subprocess.run(["redis-cli", "--cluster", "create"] + [u[len("redis://"):] for u in urls] +
+                               ["--cluster-yes"], check=True, stdout=subprocess.DEVNULL)
+                for _ in range(400):
+                    info = subprocess.run(["redis-cli", "-p", urls[0].rsplit(":", 1)[1], "cluster", "info"],
+                                          capture_output=True, text=True).stdout
+                    if "cluster_state:ok" in info:
+                        break
+                    time.sleep(0.05)
+                mode = ["--cluster-mode", "redis-cluster"]
             for i in range(3):
-                nodes.append(start_parleyd(build, ["--cluster-redis", ",".join(urls), "--node-id", f"node-{i}"]))
+                nodes.append(start_parleyd(build, ["--cluster-redis", ",".join(urls), "--node-id", f"node-{i}"] +
+                                           mode))
         else:
             nodes.append(start_parleyd(build, []))
         ports = ",".join(n[2] for n in nodes)
@@ -114,6 +157,7 @@ def run(build, cluster, load_args, shards=1):
                               ["--port", ports, "--server-pid", ",".join(pids)],
                               capture_output=True, text=True, timeout=600)
         redis_cpu = sum(cpu_seconds(r.pid) for r in redises) - redis_cpu_before
+        by_command = command_usec(redis_ports) if cluster else {}
         received = [messages_received(n[2]) for n in nodes] if cluster else []
     finally:
         for daemon, drain, _ in nodes:
@@ -132,6 +176,10 @@ def run(build, cluster, load_args, shards=1):
         # Redis's CPU over the whole load (warm-up included) per say sent in it.
         result["redis_cpu_s"] = round(redis_cpu, 3)
         result["redis_cpu_us_per_say"] = round(redis_cpu * 1e6 / result["says_sent"], 2)
+        # Where Redis's command time went, per say (the rest of its CPU: reading, writing, its loop).
+        result["redis_command_us_per_say"] = {name: round(usec / result["says_sent"], 2)
+                                              for name, usec in sorted(by_command.items(), key=lambda x: -x[1])
+                                              if usec / result["says_sent"] >= 0.01}
     if received and None not in received:
         # Every message is read by at least one node (its sender's), so the sum of the nodes'
         # counts over the says sent says how often a message is read; the largest share is the
@@ -147,7 +195,7 @@ def main():
     build = sys.argv[1]
     pairs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     only = sys.argv[3] if len(sys.argv) > 3 else ""
-    shards = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+    shards = sys.argv[4] if len(sys.argv) > 4 else "1"
     loads = {
         "1 room x 999, window 8": ["fanout", "--connections", "999", "--rooms", "1", "--publishers", "1",
                                    "--window", "8", "--duration", "10"],
