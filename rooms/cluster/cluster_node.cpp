@@ -441,11 +441,8 @@ void cluster_node::heartbeat() {
 }
 
 void cluster_node::renew_names() {
-    if (!link_.scripts_per_slot()) {
-        renew_names_in(std::vector<std::string>(owned_names_.begin(), owned_names_.end()));
-        return;
-    }
-    // A script per slot: the leases live in their users' partitions.
+    // A script per scope: one on standalone servers (every lease lives on the first), one per
+    // slot on a Redis Cluster (the leases live in their users' partitions).
     std::map<std::uint32_t, std::vector<std::string>> per_scope;
     for (const std::string& name : owned_names_) {
         per_scope[scope_of(keys::name_lease(name))].push_back(name);
