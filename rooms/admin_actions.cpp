@@ -138,9 +138,13 @@ room::change_outcome delete_as_admin(chat_hub& hub, std::string_view room_name, 
             } else {
                 outcome = r.change_message(request, now, nullptr, {});
             }
+            if (outcome != room::change_outcome::not_fed) {
+                r.close_if_unused();  // made for the request (a node holds the rooms it feeds)
+            }
             return outcome != room::change_outcome::gone;
         },
-        room_directory::if_missing::skip);
+        // In a cluster the room may have members on other nodes only: made here, then fed.
+        cluster != nullptr ? room_directory::if_missing::create : room_directory::if_missing::skip);
     return outcome;
 }
 

@@ -9,6 +9,7 @@
 #include "rooms/worker_context.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace parley::rooms {
 
@@ -359,21 +360,51 @@ void chat_session::on_users(request& req) {
 }
 
 void chat_session::on_rooms(request& req) {
-    auto listed = worker_.hub().rooms().list();
-    if (const room_access& access = worker_.access(); access.has_private_rooms()) {
-        // A private room is not even named to those who may not join it.
-        const room_grant* grant = worker_.grant_of(handle_.session);
-        std::erase_if(listed, [&](const auto& entry) {
-            return !access.may_join(entry.first, user_, grant) && !access.may_join(entry.first, user_, nullptr);
+    cluster_link* cluster = worker_.hub().cluster();
+    if (cluster == nullptr) {
+        answer_rooms(std::nullopt, req.id);
+        return;
+    }
+    // Each node holds the members of the rooms it feeds only: the list is the cluster's, read
+    // on the cluster's thread and answered on this session's worker.
+    chat_hub& hub = worker_.hub();
+    cluster->list_rooms([&hub, asker = handle_, re = req.id](std::optional<std::vector<listed_room>> listed) {
+        post_to_session(hub, asker, [listed = std::move(listed), re](chat_session& s) mutable {
+            s.answer_rooms(std::move(listed), re);
         });
-    }
-    std::vector<std::string> topics;
-    topics.reserve(listed.size());
-    for (const auto& [name, members] : listed) {
+    });
+}
+
+void chat_session::answer_rooms(std::optional<std::vector<listed_room>> cluster_rooms, const std::string& re) {
+    // This node's rooms (declared ones with nobody in them too), with the cluster's counts and
+    // rooms added.
+    std::map<std::string, std::pair<std::size_t, std::string>> merged;
+    for (const auto& [name, members] : worker_.hub().rooms().list()) {
         std::shared_ptr<room> r = worker_.hub().rooms().find(name);
-        topics.push_back(r ? r->topic() : std::string());
+        merged[name] = {members, r ? r->topic() : std::string()};
     }
-    send(protocol::encode_rooms(listed, req.id, &topics));
+    if (cluster_rooms) {
+        for (auto& listed : *cluster_rooms) {
+            auto& entry = merged[listed.name];
+            entry.first = listed.members;
+            if (entry.second.empty()) {
+                entry.second = std::move(listed.topic);
+            }
+        }
+    }
+    const room_access& access = worker_.access();
+    const room_grant* grant = access.has_private_rooms() ? worker_.grant_of(handle_.session) : nullptr;
+    std::vector<std::pair<std::string, std::size_t>> rooms_listed;
+    std::vector<std::string> topics;
+    for (auto& [name, entry] : merged) {
+        // A private room is not even named to those who may not join it.
+        if (access.has_private_rooms() && !access.may_join(name, user_, grant) && !access.may_join(name, user_, nullptr)) {
+            continue;
+        }
+        rooms_listed.emplace_back(name, entry.first);
+        topics.push_back(std::move(entry.second));
+    }
+    send(protocol::encode_rooms(rooms_listed, re, &topics));
 }
 
 std::optional<std::size_t> chat_session::page_limit(const request& req) {

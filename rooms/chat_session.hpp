@@ -83,6 +83,9 @@ private:
     void on_dm(request& req);
     void on_users(request& req);
     void on_rooms(request& req);
+    // The room list to this session: the cluster's (nullopt: this node's rooms), its private
+    // rooms left out when the user may not join them.
+    void answer_rooms(std::optional<std::vector<listed_room>> cluster_rooms, const std::string& re);
     void on_history(request& req);
     void on_typing(request& req);
     // Direct conversations and read markers: chat_session_conversations.cpp.

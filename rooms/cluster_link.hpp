@@ -53,6 +53,13 @@ struct read_outcome {
 // single-node way.
 // Thread: every method may be called from any worker; none blocks (each only queues work for the
 // cluster's own loop, or reads a replica under a short lock).
+// A room of the cluster's room list (cluster_link::list_rooms).
+struct listed_room {
+    std::string name;
+    std::size_t members = 0;
+    std::string topic;
+};
+
 class cluster_link {
 public:
     virtual ~cluster_link() = default;
@@ -133,6 +140,11 @@ public:
     virtual void send_dm(std::string_view to, const protocol::shared_frame& frame) = 0;
     // Appends the names logged in on other nodes (unsorted; a name may repeat one already in out).
     virtual void append_remote_users(std::vector<std::string>& out) const = 0;
+    // Every room with members anywhere in the cluster, with their number and topic, read from
+    // the cluster's data (each node holds only the members of the rooms it feeds). done runs
+    // once, on the cluster's thread: nullopt when the cluster cannot say now (the caller then
+    // lists this node's rooms).
+    virtual void list_rooms(std::function<void(std::optional<std::vector<listed_room>>)> done) = 0;
 
     // ---- state kept for identities (token mode): in the cluster's Redis, so every node sees it ----
 

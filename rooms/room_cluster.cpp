@@ -69,7 +69,8 @@ bool room::apply_remote(room_event event, std::string_view node, std::string_vie
     }
     switch (event) {
     case room_event::join:
-        if (remote_members_.emplace(std::string(user), std::string(node)).second) {
+        // A user held by another node before (it moved) is that node's member no more.
+        if (remote_members_.insert_or_assign(std::string(user), std::string(node)).second) {
             member_count_.fetch_add(1, std::memory_order_relaxed);
         }
         if (all_members_locked() <= presence_max_members) {

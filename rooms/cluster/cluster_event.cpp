@@ -62,6 +62,16 @@ std::optional<cluster_event> parse_event(std::string_view payload, std::int64_t 
         e.body = payload;
         return e;
     }
+    const bool membership =
+        e.type == event_type::join || e.type == event_type::leave || e.type == event_type::leave_disconnected;
+    if (membership && !payload.empty() && payload[0] >= '0' && payload[0] <= '9') {
+        // From a room's channel (scripts::presence): the membership version, then the JSON
+        // (JSON text never starts with a digit here: it is an object).
+        std::string_view version;
+        if (!next_line(payload, version) || !read_number(version, e.version) || e.version <= 0 || e.room.empty()) {
+            return std::nullopt;
+        }
+    }
     if (e.type != event_type::message) {
         e.body = payload;
         return e;

@@ -9,8 +9,8 @@
 
 namespace parley::cluster {
 
-// What nodes tell each other through the cluster's one Redis channel. One channel, so every node
-// sees every event in the one order Redis executed them in.
+// What nodes tell each other through Redis: on the cluster's channel (logins, dms, nodes coming
+// and going) and on each room's channel (its messages, joins, leaves, typing, announcements).
 enum class event_type : char {
     message = 'M',             // a say, sequenced (published by the say script with its seq)
     join = 'J',                // a user's first session here entered a room
@@ -48,6 +48,9 @@ struct cluster_event {
     // Stored dms only: the sending session on the origin node (format_session), which has its
     // copy already.
     std::string_view sender;
+    // Joins and leaves from a room's channel: the room's membership version (scripts::presence);
+    // their body is then the presence JSON, empty when the reader makes it. 0: not versioned.
+    std::int64_t version = 0;
 };
 
 // Reads an event; nothing when the text is not one (another program publishing on the channel).

@@ -69,6 +69,15 @@ inline std::string_view room_of_channel(std::string_view name) {
     name.remove_suffix(room_channel_suffix.size());
     return name;
 }
+// A room's members (scripts::presence): each member's node, and the membership version.
+inline std::string room_members(std::string_view room) { return partitioned(room, "room:", room, ":members"); }
+// A partition's rooms index: each of its rooms with members, and how many (scripts::presence).
+inline constexpr std::string_view rooms_index_suffix = ":rooms";
+inline std::string rooms_index(std::uint32_t partition) {
+    std::string out("parley:");
+    out.append(partition_tag(partition)).append(rooms_index_suffix);
+    return out;
+}
 inline std::string room_stream(std::string_view room) { return partitioned(room, "room:", room, ":log"); }
 // A room's settings (roles, bans, mutes, topic, slow mode): a hash from "KIND\nSUBJECT" to the
 // value (rooms/room_settings.hpp), written with the event that changes it.
@@ -89,7 +98,8 @@ inline std::string conversation_stream(std::string_view conversation) {
 // seq read up to. Its fields are also the list of the user's conversations (welcome).
 inline std::string user_markers(std::string_view user) { return partitioned(user, "user:", user, ":read"); }
 
-// The partition of a room's key or channel ("parley:{pN}:room:..."); nullopt for any other.
+// The partition of a room's key or channel ("parley:{pN}:room:...") or of a partition's rooms
+// index; nullopt for any other.
 inline std::optional<std::uint32_t> room_partition(std::string_view key) {
     constexpr std::string_view start = "parley:{p";
     constexpr std::string_view kind = "}:room:";
@@ -101,7 +111,8 @@ inline std::optional<std::uint32_t> room_partition(std::string_view key) {
     for (; at < key.size() && at < start.size() + 3 && key[at] >= '0' && key[at] <= '9'; ++at) {
         partition = partition * 10 + static_cast<std::uint32_t>(key[at] - '0');
     }
-    if (at == start.size() || partition >= partition_count || key.substr(at, kind.size()) != kind) {
+    if (at == start.size() || partition >= partition_count ||
+        (key.substr(at, kind.size()) != kind && key.substr(at) != std::string("}").append(rooms_index_suffix))) {
         return std::nullopt;
     }
     return partition;

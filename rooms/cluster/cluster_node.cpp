@@ -94,6 +94,16 @@ void cluster_node::depart(std::function<void()> done) {
             }
         }
         leases = std::move(with_node);
+        // This node's members leave their rooms now, not when its lease runs out.
+        std::vector<std::string> rooms_list;
+        if (hub_ != nullptr) {
+            for (const auto& r : hub_->rooms().all()) {
+                if (!r->local_members().empty()) {
+                    rooms_list.push_back(r->name());
+                }
+            }
+        }
+        settle_members(options_.node_id, rooms_list, false);
         phase_ = phase::down;  // nothing more goes out; the answer below ends it
         sequencing_.store(false, std::memory_order_release);
         std::string gone = format_event(event_type::node_gone, options_.node_id, {}, {}, {});
@@ -236,48 +246,53 @@ void cluster_node::register_and_snapshot() {
             }
         }
     }
-    eval(scripts::register_node, {}, args);
-    std::string marker = format_event(event_type::marker, options_.node_id, sync_nonce_, {}, {});
-    std::vector<std::string> snapshot_args{options_.node_id, std::to_string(rooms::unix_millis()),
-                                           std::string(keys::channel), marker};
-    // The fed rooms' seqs: those the snapshot script may read (on the first shard, or none on a
-    // Redis Cluster, where its keys are the cluster's slot) with it, the others' from their
-    // shards (their channels are subscribed already, so nothing said after the read is missed).
-    std::vector<std::string> seq_keys;
-    seq_keys.reserve(fed_.size());
-    std::vector<std::string> elsewhere;
-    for (const auto& [name, fed] : fed_) {
-        if (in_snapshot(name)) {
-            snapshot_args.push_back(name);
-            seq_keys.push_back(keys::room_seq(name));
-        } else if (!room_shard_down(name)) {
-            elsewhere.push_back(name);
+    // The rooms where the cluster held this node's members, and those it holds now: their
+    // members hashes are made to agree (members that left meanwhile leave once, joins are told).
+    eval(scripts::register_node, {}, args, [this, count = sync_count_](std::optional<redis_reply> reply) {
+        if (count != sync_count_ || phase_ == phase::down || !is_ok(reply)) {
+            return;  // a lost connection syncs again
         }
-    }
-    eval(scripts::snapshot, seq_keys, snapshot_args,
+        std::set<std::string, std::less<>> rooms_list(presence_unsent_.begin(), presence_unsent_.end());
+        presence_unsent_.clear();
+        for (const auto& field : reply->elements) {
+            if (auto cut = field.text.find('\n'); cut != std::string::npos) {
+                rooms_list.insert(field.text.substr(0, cut));
+            }
+        }
+        if (hub_ != nullptr) {
+            for (const auto& r : hub_->rooms().all()) {
+                if (!r->local_members().empty()) {
+                    rooms_list.insert(r->name());
+                }
+            }
+        }
+        std::vector<std::string> settled;
+        for (const auto& room : rooms_list) {
+            if (room_shard_down(room)) {
+                presence_unsent_.insert(room);  // settled when its shard returns
+            } else {
+                settled.push_back(room);
+            }
+        }
+        settle_members(options_.node_id, settled, true);
+    });
+    std::string marker = format_event(event_type::marker, options_.node_id, sync_nonce_, {}, {});
+    eval(scripts::snapshot, {},
+         {options_.node_id, std::to_string(rooms::unix_millis()), std::string(keys::channel), marker},
          [this, count = sync_count_](std::optional<redis_reply> reply) {
              if (count == sync_count_) {
                  on_snapshot(std::move(reply));
              }
          });
+    // The fed rooms' seqs and members, each from its shard (their channels are subscribed
+    // already, so nothing said or joined after the read is missed).
     sync_seqs_.clear();
-    sync_reads_ = elsewhere.size();
-    for (const std::string& room : elsewhere) {
-        command({"GET", keys::room_seq(room)}, [this, room, count = sync_count_](std::optional<redis_reply> reply) {
-            if (count != sync_count_ || phase_ != phase::syncing) {
-                return;
-            }
-            if (!reply) {
-                // Its shard was lost (on_shard_down follows): the sync goes on without the room,
-                // which is positioned when the shard returns.
-                --sync_reads_;
-                finish_sync_if_ready();
-                return;
-            }
-            sync_seqs_[room] = room_seq_in(room, *reply);
-            --sync_reads_;
-            finish_sync_if_ready();
-        });
+    sync_reads_ = 0;
+    for (const auto& [name, fed] : fed_) {
+        if (!room_shard_down(name)) {
+            ++sync_reads_;
+            read_room_state(name, false);
+        }
     }
 }
 
@@ -285,7 +300,7 @@ void cluster_node::on_snapshot(std::optional<redis_reply> reply) {
     if (phase_ != phase::syncing) {
         return;
     }
-    if (!is_ok(reply) || reply->type != redis_reply::kind::array || reply->elements.size() != 3) {
+    if (!is_ok(reply) || reply->type != redis_reply::kind::array || reply->elements.size() != 2) {
         if (reply) {
             report(report_level::error, "reading the cluster's state failed: " + reply->text);
         }
@@ -307,37 +322,17 @@ void cluster_node::finish_sync_if_ready() {
 
     std::map<std::string, node_state, std::less<>> fresh;
     const auto& listed = parts[1].elements;
-    for (std::size_t i = 0; i + 2 < listed.size(); i += 3) {
+    for (std::size_t i = 0; i + 1 < listed.size(); i += 2) {
         node_state state;
         for (const auto& u : listed[i + 1].elements) {
             state.users.insert(u.text);
         }
-        for (const auto& f : listed[i + 2].elements) {
-            auto cut = f.text.find('\n');
-            if (cut != std::string::npos) {
-                state.rooms[f.text.substr(0, cut)].insert(f.text.substr(cut + 1));
-            }
-        }
         fresh.emplace(listed[i].text, std::move(state));
-    }
-    std::set<std::string, std::less<>> touched;
-    for (const auto& [node, state] : nodes_) {
-        for (const auto& [room, users] : state.rooms) {
-            touched.insert(room);
-        }
-    }
-    for (const auto& [node, state] : fresh) {
-        for (const auto& [room, users] : state.rooms) {
-            touched.insert(room);
-        }
     }
     nodes_ = std::move(fresh);
     rebuild_remote_users();
-    for (const auto& room : touched) {
-        refresh_room_members(room);
-    }
 
-    apply_snapshot_rooms(parts[2]);
+    apply_snapshot_rooms();
 
     phase_ = phase::up;
     sequencing_.store(true, std::memory_order_release);
@@ -381,29 +376,10 @@ std::map<std::uint32_t, std::vector<std::string>> cluster_node::by_scope(std::ve
     return out;
 }
 
-bool cluster_node::in_snapshot(std::string_view room) const {
-    return !link_.scripts_per_slot() && link_.shard_of(keys::room_seq(room)) == 0;
-}
-
-void cluster_node::apply_snapshot_rooms(const redis_reply& rooms_listed) {
-    std::map<std::string, std::int64_t, std::less<>> seqs;
-    const auto& listed = rooms_listed.elements;
-    for (std::size_t i = 0; i + 1 < listed.size(); i += 2) {
-        std::int64_t seq = 0;
-        parse_number(std::string_view(listed[i + 1].text), seq);
-        seqs[listed[i].text] = seq;
-    }
-    for (const auto& [name, seq] : sync_seqs_) {
-        seqs[name] = seq;
-    }
+void cluster_node::apply_snapshot_rooms() {
+    std::map<std::string, std::int64_t, std::less<>> seqs = std::move(sync_seqs_);
     sync_seqs_.clear();
-    for (const auto& [name, fed] : fed_) {
-        // A room of another shard whose seq was not read (its shard was lost meanwhile) waits
-        // for that shard's return; the first shard's rooms are all in the snapshot.
-        if (in_snapshot(name)) {
-            seqs.try_emplace(name, 0);
-        }
-    }
+    // A room whose state was not read (its shard was lost meanwhile) waits for that shard's return.
     for (const auto& [name, seq] : seqs) {
         if (fed_.contains(name) && !room_shard_down(name)) {
             position_room(name, seq);
@@ -435,7 +411,22 @@ void cluster_node::heartbeat() {
     if (phase_ != phase::up) {
         return;
     }
-    eval(scripts::heartbeat, {}, {options_.node_id, std::to_string(options_.name_ttl.count()), std::string(keys::channel)});
+    // The nodes this heartbeat found dead: their members leave their rooms (the node that
+    // removed them says so; the nodes feeding those rooms do too, once in all).
+    eval(scripts::heartbeat, {}, {options_.node_id, std::to_string(options_.name_ttl.count()), std::string(keys::channel)},
+         [this](std::optional<redis_reply> reply) {
+             if (stopped_ || phase_ != phase::up || !is_ok(reply)) {
+                 return;
+             }
+             const auto& gone = reply->elements;
+             for (std::size_t i = 0; i + 1 < gone.size(); i += 2) {
+                 std::vector<std::string> rooms_list;
+                 for (const auto& room : gone[i + 1].elements) {
+                     rooms_list.push_back(room.text);
+                 }
+                 settle_members(gone[i].text, rooms_list, false);
+             }
+         });
     renew_names();
     stop_idle_feeds();
 }

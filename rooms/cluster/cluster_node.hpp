@@ -45,9 +45,12 @@ struct cluster_options {
 
 // This daemon as a node of a cluster that meets in Redis: the cluster's logic, without sockets.
 //
-// Every node publishes its events (joins, leaves, logins, typing, dms) on the one channel and
-// reads everyone's there, so every node holds the whole cluster's presence in memory and
-// answers `joined`, `users` and `rooms` without asking Redis. A say is numbered, stored in the
+// Presence goes per room: a join or leave changes the room's members hash in its partition and
+// is published on the room's channel with a version, in order with its says, so only the nodes
+// that feed the room hear of it; a node starting to feed a room reads its members with its seq.
+// The cluster-wide room list is read from the partitions on request (list_rooms). Logins, dms
+// and the nodes' comings and goings go on the cluster's channel, which every node reads, so
+// every node knows who is logged in where and answers `users` without asking. A say is numbered, stored in the
 // room's stream and published by one script; each node turns the published JSON into one frame
 // and fans it out to its own members. The sender's node sends the ack first.
 //
@@ -128,6 +131,7 @@ public:
     bool online_elsewhere(std::string_view user) const override;
     void send_dm(std::string_view to, const protocol::shared_frame& frame) override;
     void append_remote_users(std::vector<std::string>& out) const override;
+    void list_rooms(std::function<void(std::optional<std::vector<rooms::listed_room>>)> done) override;
     void submit_dm(std::string_view from, std::string_view to, std::string_view text, std::int64_t ts,
                    registry::session_handle sender, std::string_view ack_id) override;
     void save_read(std::string_view user, std::string_view key, std::int64_t seq, registry::session_handle who,
@@ -190,7 +194,6 @@ private:
     // What the cluster knows of another node.
     struct node_state {
         std::set<std::string, std::less<>> users;
-        std::map<std::string, std::set<std::string, std::less<>>, std::less<>> rooms;  // room -> users
     };
 
     // A room this node feeds: its channel is subscribed (or being subscribed), so its messages
@@ -205,6 +208,10 @@ private:
         bool for_sync = false;  // subscribed by begin_sync, which waits for it before its snapshot
         bool idle = false;      // nobody here at the last heartbeat: unsubscribed at the next
         std::vector<std::function<void(bool)>> waiting;  // open_room calls to answer
+        // The room's membership version as last read or heard (scripts::presence); -1 while its
+        // members are being read, when joins and leaves from its channel wait in members_waiting.
+        std::int64_t members_version = -1;
+        std::vector<std::string> members_waiting;
     };
 
     void run(std::function<void()> task);  // posts to the cluster's thread
@@ -223,9 +230,6 @@ private:
     }
     // Keys grouped by scope_of, each group in the keys' order.
     std::map<std::uint32_t, std::vector<std::string>> by_scope(std::vector<std::string> keys_list) const;
-    // Whether the snapshot script reads a fed room's seq itself (its key is in the snapshot's
-    // scope), rather than a GET on the room's shard.
-    bool in_snapshot(std::string_view room) const;
     // Renews the leases of names whose leases share one scope, in slices.
     void renew_names_in(const std::vector<std::string>& names);
     // A shard returned while the node was up: its rooms' says go out and the rooms catch up.
@@ -237,7 +241,7 @@ private:
     // else rooms still subscribing are waited for before the snapshot.
     void begin_sync(bool subscribed);
     void register_and_snapshot();
-    void apply_snapshot_rooms(const redis_reply& rooms_listed);
+    void apply_snapshot_rooms();
     std::pair<std::int64_t, std::int64_t> room_position(const std::string& name);  // (epoch, last seq)
     // resend: the say went out before and its answer was lost; the script stores it only if it
     // did not arrive then.
@@ -279,11 +283,13 @@ private:
     // Catches a fed room up with the cluster's last seq for it (fetch the gap, or start over
     // from the stream's newest); the room is fed when its queue drains (room_caught_up).
     void position_room(const std::string& room, std::int64_t seq);
-    // Reads a subscribed room's counter, then positions it (a lost answer leaves it to the
-    // next sync, or to its shard's return).
-    void read_room_seq(const std::string& room);
-    // The seq in the answer to a GET of a room's counter (an error is logged, and counts as 0).
-    std::int64_t room_seq_in(const std::string& room, const redis_reply& reply);
+    // Reads a subscribed room's seq and members (scripts::room_state), sets its members, then
+    // positions it when `position` (a lost answer leaves it to the next sync, or to its shard's
+    // return). During a sync the seq goes to sync_seqs_ instead.
+    void read_room_state(const std::string& room, bool position);
+    // The members in a room_state answer applied to the room; returns the room's seq (an error
+    // is logged, and counts as 0: the room starts over from its stream).
+    std::int64_t apply_room_state(const std::string& room, const redis_reply& reply);
     void room_caught_up(const std::string& room);
     void answer_waiting(fed_room& fed, bool outcome);
     void stop_idle_feeds();
@@ -309,10 +315,21 @@ private:
     // A stored dm from the channel: to the sessions of both users here, except the sender's.
     void deliver_stored_dm(const cluster_event& e);
 
-    // Presence replica.
+    // Presence (cluster_node_presence.cpp). A join or leave from a room's channel, applied in
+    // its version's order (payload: the publication, kept while the room's members are read).
+    void on_membership(const cluster_event& e, std::string_view payload);
+    // Makes rooms' members hashes agree with what `node` holds in them now (nothing, for a node
+    // that is gone): each member that is not there any more leaves each room once.
+    // holds_local: node is this one, and keeps the members it holds now (after an outage).
+    void settle_members(const std::string& node, const std::vector<std::string>& rooms_list, bool holds_local);
+    // The users this node holds in a room now.
+    std::vector<std::string> local_members_of(const std::string& room) const;
+    // whole: every shard answered (kept for the next second's requests).
+    void answer_room_list(std::optional<std::vector<rooms::listed_room>> listed, bool whole);
+
+    // Users of the other nodes.
     void set_node_state(const std::string& node, node_state state);
     void drop_node(const std::string& node);
-    void refresh_room_members(std::string_view room);
     void read_node_state(const std::string& node);
     void rebuild_remote_users();
     void kick_local(const std::string& user);
@@ -344,13 +361,15 @@ private:
     std::uint64_t sync_count_ = 0;
     bool marker_seen_ = false;
     std::optional<redis_reply> snapshot_;
-    // The seqs of fed rooms on shards other than the first, read beside the snapshot.
+    // The seqs of the fed rooms, read beside the snapshot (room_state).
     std::map<std::string, std::int64_t, std::less<>> sync_seqs_;
     std::size_t sync_reads_ = 0;  // of those, not answered yet
     // Channel events after the marker, before the snapshot applied (with their batch's seq).
     std::vector<std::pair<std::string, std::int64_t>> buffered_;
 
     std::set<std::string, std::less<>> owned_names_;
+    // Rooms whose joins or leaves here could not be told (their shard was down).
+    std::set<std::string, std::less<>> presence_unsent_;
     std::uint64_t next_nonce_ = 0;
     std::deque<pending_say> in_flight_;   // sent, not answered
     // The says of in_flight_ waiting for flush_says: (number, sent again), in order.
@@ -372,6 +391,10 @@ private:
     std::vector<std::pair<std::string, std::function<void(bool)>>> deferred_opens_;
 
     std::map<std::string, node_state, std::less<>> nodes_;
+    // The cluster's room list (list_rooms): read from every partition's index, kept a second.
+    std::optional<std::vector<rooms::listed_room>> room_list_;
+    std::chrono::steady_clock::time_point room_list_read_{};
+    std::vector<std::function<void(std::optional<std::vector<rooms::listed_room>>)>> room_list_waiting_;
     mutable std::shared_mutex remote_users_mutex_;
     std::unordered_map<std::string, std::string> remote_users_;  // user -> node, for any thread
 

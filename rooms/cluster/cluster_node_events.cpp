@@ -64,6 +64,14 @@ void cluster_node::on_event(std::string_view payload, std::int64_t batch_seq) {
     if (e->type == event_type::message) {
         messages_received_.fetch_add(1, std::memory_order_relaxed);
     }
+    if (e->version > 0) {
+        // A join or leave from a room's channel: ordered by its room's version, not by the
+        // sync's marker (the room's members are read with the room, room_state).
+        if (phase_ != phase::down) {
+            on_membership(*e, payload);
+        }
+        return;
+    }
     if (phase_ == phase::syncing) {
         if (e->type == event_type::marker && e->origin == options_.node_id && e->room == sync_nonce_) {
             marker_seen_ = true;
@@ -146,9 +154,16 @@ void cluster_node::handle_event(const cluster_event& e) {
             deliver_dm(e.user, e.body);
         }
         break;
-    case event_type::node_gone:
+    case event_type::node_gone: {
         drop_node(origin);
+        // Its members leave the rooms fed here (once: whoever clears a room first tells it).
+        std::vector<std::string> rooms_list;
+        for (const auto& [room, fed] : fed_) {
+            rooms_list.push_back(room);
+        }
+        settle_members(origin, rooms_list, false);
         break;
+    }
     case event_type::node_state:
         read_node_state(origin);
         break;
@@ -161,21 +176,10 @@ void cluster_node::handle_event(const cluster_event& e) {
 
 void cluster_node::handle_room_event(const cluster_event& e, const std::string& origin) {
     const room_event kind = room_event_of(e.type);
-    if (kind == room_event::join) {
-        nodes_[origin].rooms[std::string(e.room)].insert(std::string(e.user));
-    } else if (kind == room_event::leave || kind == room_event::leave_disconnected) {
-        auto node = nodes_.find(origin);
-        if (node != nodes_.end()) {
-            auto r = node->second.rooms.find(e.room);
-            if (r != node->second.rooms.end()) {
-                r->second.erase(std::string(e.user));
-                if (r->second.empty()) {
-                    node->second.rooms.erase(r);
-                }
-            }
-        }
-    }
-    shared_frame frame = protocol::frame_of_json(e.body);
+    // A join or leave told by a script comes without its JSON: made here.
+    shared_frame frame = e.body.empty() && kind != room_event::typing && kind != room_event::system
+                             ? protocol::encode_presence(e.room, e.user, kind == room_event::join)
+                             : protocol::frame_of_json(e.body);
     // A join may make the room here; any other event concerns a room only where it exists.
     hub_->rooms().with_room(
         e.room,
@@ -358,7 +362,7 @@ void cluster_node::kick_local(const std::string& user) {
                      "the name '" + user + "' is in use on another node of the cluster");
 }
 
-// ---- the presence replica ----
+// ---- the users of the other nodes ----
 
 void cluster_node::rebuild_remote_users() {
     std::unique_lock lock(remote_users_mutex_);
@@ -371,78 +375,30 @@ void cluster_node::rebuild_remote_users() {
     remote_nodes_.store(nodes_.size(), std::memory_order_relaxed);
 }
 
-void cluster_node::refresh_room_members(std::string_view room) {
-    std::map<std::string, std::string, std::less<>> members;
-    for (const auto& [node, state] : nodes_) {
-        if (auto r = state.rooms.find(room); r != state.rooms.end()) {
-            for (const auto& user : r->second) {
-                members.emplace(user, node);
-            }
-        }
-    }
-    // Members make the room here; with none left it is only updated where it exists.
-    hub_->rooms().with_room(
-        room, [&members](rooms::room& r) { return r.set_remote_members(members); },
-        members.empty() ? if_missing::skip : if_missing::create);
-}
-
 void cluster_node::set_node_state(const std::string& node, node_state state) {
-    std::set<std::string, std::less<>> touched;
-    if (auto old = nodes_.find(node); old != nodes_.end()) {
-        for (const auto& [room, users] : old->second.rooms) {
-            touched.insert(room);
-        }
-    }
-    for (const auto& [room, users] : state.rooms) {
-        touched.insert(room);
-    }
     nodes_[node] = std::move(state);
     rebuild_remote_users();
-    for (const auto& room : touched) {
-        refresh_room_members(room);
-    }
 }
 
 void cluster_node::drop_node(const std::string& node) {
-    auto it = nodes_.find(node);
-    if (it == nodes_.end()) {
+    if (nodes_.erase(node) == 0) {
         return;
     }
-    std::vector<std::string> rooms_of_node;
-    for (const auto& [room, users] : it->second.rooms) {
-        rooms_of_node.push_back(room);
-    }
-    nodes_.erase(it);
     rebuild_remote_users();
     report(report_level::info, "node " + node + " left the cluster");
-    for (const auto& room : rooms_of_node) {
-        if (auto target = hub_->rooms().find(room)) {
-            target->drop_node(node);
-        }
-    }
 }
 
 void cluster_node::read_node_state(const std::string& node) {
-    auto state = std::make_shared<node_state>();
-    command({"HKEYS", keys::node_users(node)}, [state](std::optional<redis_reply> reply) {
-        if (is_ok(reply)) {
-            for (const auto& u : reply->elements) {
-                state->users.insert(u.text);
-            }
-        }
-    });
-    command({"HKEYS", keys::node_rooms(node)},
-            [this, node, state, generation = sync_count_](std::optional<redis_reply> reply) {
+    command({"HKEYS", keys::node_users(node)},
+            [this, node, generation = sync_count_](std::optional<redis_reply> reply) {
                 if (!is_ok(reply) || generation != sync_count_ || phase_ != phase::up) {
                     return;
                 }
-                for (const auto& f : reply->elements) {
-                    auto cut = f.text.find('\n');
-                    if (cut != std::string::npos) {
-                        state->rooms[f.text.substr(0, cut)].insert(f.text.substr(cut + 1));
-                    }
+                node_state state;
+                for (const auto& u : reply->elements) {
+                    state.users.insert(u.text);
                 }
-                set_node_state(node, std::move(*state));
+                set_node_state(node, std::move(state));
             });
 }
 

@@ -77,32 +77,10 @@ void cluster_node::on_subscribed(std::string_view channel) {
     if (phase_ != phase::up) {
         return;  // the sync under way positions it with the others
     }
-    // Subscribed: every message from now on arrives (and waits in catching_up_). The seq read
-    // now covers every message before, which the stream holds.
-    read_room_seq(room);
-}
-
-void cluster_node::read_room_seq(const std::string& room) {
-    command({"GET", keys::room_seq(room)}, [this, room, generation = sync_count_](std::optional<redis_reply> reply) {
-        if (stopped_ || generation != sync_count_ || phase_ != phase::up || !reply) {
-            return;  // lost: the next sync (or the shard's return) positions the room
-        }
-        auto f = fed_.find(room);
-        if (f == fed_.end() || f->second.now != fed_room::state::catching_up) {
-            return;
-        }
-        position_room(room, room_seq_in(room, *reply));
-    });
-}
-
-std::int64_t cluster_node::room_seq_in(const std::string& room, const redis_reply& reply) {
-    std::int64_t seq = 0;
-    if (reply.is_error()) {
-        report(report_level::error, "reading room '" + room + "' from redis failed: " + reply.text);
-    } else if (!reply.text.empty()) {
-        parse_number(std::string_view(reply.text), seq);
-    }
-    return seq;  // none yet (nil), or unreadable: 0, and the room starts over from its stream
+    // Subscribed: every message from now on arrives (and waits in catching_up_), every join
+    // and leave too (they wait for the members' read). The seq and members read now cover
+    // everything before, which the stream and the members hash hold.
+    read_room_state(room, true);
 }
 
 void cluster_node::position_room(const std::string& room, std::int64_t seq) {
@@ -168,6 +146,9 @@ void cluster_node::stop_idle_feeds() {
         } else {
             link_.unsubscribe(keys::room_channel(it->first));
             catching_up_.erase(it->first);
+            // Its members elsewhere are heard of no more: forgotten here (the room closes).
+            hub_->rooms().with_room(
+                it->first, [](rooms::room& r) { return r.set_remote_members({}); }, if_missing::skip);
             it = fed_.erase(it);
         }
     }

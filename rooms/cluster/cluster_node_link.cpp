@@ -238,12 +238,23 @@ void cluster_node::publish(room_event event, std::string_view room, std::string_
         case room_event::typing: type = event_type::typing; break;
         case room_event::system: type = event_type::system; break;
         }
-        std::string payload = format_event(type, options_.node_id, room, user, json);
         if (type == event_type::join || type == event_type::leave || type == event_type::leave_disconnected) {
-            eval(scripts::membership, {keys::node_rooms(options_.node_id)},
-                 {type == event_type::join ? "+" : "-", membership_field(room, user), std::string(keys::channel),
-                  payload});
+            // The room's members in its partition, told on its channel; this node's rooms in
+            // the cluster's keys (a dead node's members are found there).
+            if (room_shard_down(room)) {
+                presence_unsent_.insert(room);  // settled when the shard returns
+            } else {
+                eval(scripts::presence, {keys::room_members(room), keys::rooms_index(partition_of(room))},
+                     {std::string(1, static_cast<char>(type)), user, options_.node_id, room,
+                      keys::room_channel(room), json});
+            }
+            if (type == event_type::join) {
+                command({"HSET", keys::node_rooms(options_.node_id), membership_field(room, user), "1"});
+            } else {
+                command({"HDEL", keys::node_rooms(options_.node_id), membership_field(room, user)});
+            }
         } else {
+            std::string payload = format_event(type, options_.node_id, room, user, json);
             // Typing and announcements concern the room's members only: the nodes that feed it.
             command({"SPUBLISH", keys::room_channel(room), payload});
         }

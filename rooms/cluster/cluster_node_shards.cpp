@@ -108,6 +108,18 @@ void cluster_node::resync_shard(std::uint32_t shard) {
             ++it;
         }
     }
+    // This node's members of the shard's rooms as they are now (joins and leaves made while it
+    // was away were not told), before the rooms' reads below, which then hold them.
+    std::vector<std::string> to_settle;
+    for (auto it = presence_unsent_.begin(); it != presence_unsent_.end();) {
+        if (shard_of_room(*it) == shard) {
+            to_settle.push_back(*it);
+            it = presence_unsent_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    settle_members(options_.node_id, to_settle, true);
     // Rooms fed here are subscribed again already (the shard is up once its subscriptions are):
     // each is positioned from its counter. Rooms its members joined meanwhile start being fed.
     for (auto& [name, fed] : fed_) {
@@ -116,7 +128,7 @@ void cluster_node::resync_shard(std::uint32_t shard) {
         }
         fed.now = fed_room::state::catching_up;
         catching_up_[name];
-        read_room_seq(name);
+        read_room_state(name, true);
     }
     if (hub_ != nullptr) {
         for (const auto& r : hub_->rooms().all()) {

@@ -73,18 +73,31 @@ return lost
 
 // ARGV: node, ttl ms, channel. This node is alive for another ttl; nodes whose lease ran out are
 // removed, with their users and rooms, and announced gone (once: only the remover publishes).
+// Returns {node, {room, ...}, ...}: the nodes removed and the rooms they had members in, which
+// the remover clears (room_members_of) so that each member leaves each room once.
 inline constexpr std::string_view heartbeat = R"lua(
 local prefix = 'parley:{cluster}:node:'
 redis.call('SET', prefix .. ARGV[1], '1', 'PX', ARGV[2])
 redis.call('SADD', 'parley:{cluster}:nodes', ARGV[1])
+local gone = {}
 for _, id in ipairs(redis.call('SMEMBERS', 'parley:{cluster}:nodes')) do
   if redis.call('EXISTS', prefix .. id) == 0 then
     redis.call('SREM', 'parley:{cluster}:nodes', id)
+    local rooms, seen = {}, {}
+    for _, field in ipairs(redis.call('HKEYS', prefix .. id .. ':rooms')) do
+      local room = string.match(field, '^([^\n]*)\n')
+      if room and not seen[room] then
+        seen[room] = true
+        rooms[#rooms + 1] = room
+      end
+    end
+    gone[#gone + 1] = id
+    gone[#gone + 1] = rooms
     redis.call('DEL', prefix .. id .. ':users', prefix .. id .. ':rooms')
     redis.call('PUBLISH', ARGV[3], 'X\n' .. id .. '\n\n\n')
   end
 end
-return 1
+return gone
 )lua";
 
 // Numbers, stores and publishes a batch of messages (says and room events): every message a
@@ -260,18 +273,113 @@ end
 return out
 )lua";
 
-// KEYS: this node's rooms hash. ARGV: '+' or '-', field "ROOM\nUSER", channel, event.
-inline constexpr std::string_view membership = R"lua(
-if ARGV[1] == '+' then redis.call('HSET', KEYS[1], ARGV[2], '1') else redis.call('HDEL', KEYS[1], ARGV[2]) end
-redis.call('PUBLISH', ARGV[3], ARGV[4])
-return 1
+// ---- presence: who is in a room, kept in the room's partition and told on its channel ----
+// A room's members hash maps each member to the node that holds it, and its field "\n" (no
+// name holds a newline) to the room's membership version, which every change moves on by one
+// and never back. Each change is published on the room's channel as "J", "L" or "D" (left
+// because the connection ended), then the node, the room, the user, the version and the
+// presence JSON (empty: the reader makes it), one per line, so the nodes that feed the room see
+// it in order with the room's messages. A partition's rooms index maps each room with members to
+// their number (the cluster-wide room list).
+
+// KEYS: the room's members hash, its partition's rooms index. ARGV: 'J', 'L' or 'D', user,
+// node, room, room's channel, presence JSON. A join from node N makes the user N's member (moved
+// from another node that still held it); a leave counts only from the node that holds it.
+// Returns the new version, 0 when nothing changed.
+inline constexpr std::string_view presence = R"lua(
+local holder = redis.call('HGET', KEYS[1], ARGV[2])
+if ARGV[1] == 'J' then
+  if holder == ARGV[3] then return 0 end
+  redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+  if not holder then redis.call('HINCRBY', KEYS[2], ARGV[4], 1) end
+else
+  if holder ~= ARGV[3] then return 0 end
+  redis.call('HDEL', KEYS[1], ARGV[2])
+  if redis.call('HINCRBY', KEYS[2], ARGV[4], -1) <= 0 then redis.call('HDEL', KEYS[2], ARGV[4]) end
+end
+local v = redis.call('HINCRBY', KEYS[1], '\n', 1)
+redis.call('SPUBLISH', ARGV[5], ARGV[1] .. '\n' .. ARGV[3] .. '\n' .. ARGV[4] .. '\n' .. ARGV[2] .. '\n' .. string.format('%d', v) .. '\n' .. ARGV[6])
+return v
+)lua";
+
+// KEYS: the room's members hash, its partition's rooms index. ARGV: node, room, room's channel,
+// then the users node holds in the room now (empty after the node is gone). Makes the hash agree:
+// node's members not listed leave ("D", disconnected), listed users it lacks join. Each change
+// is published once, however many nodes run this for the same dead node. Returns the version.
+inline constexpr std::string_view room_members_of = R"lua(
+local keep = {}
+for i = 4, #ARGV do keep[ARGV[i]] = true end
+local fields = redis.call('HGETALL', KEYS[1])
+local v = tonumber(redis.call('HGET', KEYS[1], '\n') or '0')
+local function told(kind, user)
+  v = redis.call('HINCRBY', KEYS[1], '\n', 1)
+  redis.call('SPUBLISH', ARGV[3], kind .. '\n' .. ARGV[1] .. '\n' .. ARGV[2] .. '\n' .. user .. '\n' .. string.format('%d', v) .. '\n')
+end
+for i = 1, #fields, 2 do
+  local user, node = fields[i], fields[i + 1]
+  if user ~= '\n' then
+    if node == ARGV[1] and not keep[user] then
+      redis.call('HDEL', KEYS[1], user)
+      if redis.call('HINCRBY', KEYS[2], ARGV[2], -1) <= 0 then redis.call('HDEL', KEYS[2], ARGV[2]) end
+      told('D', user)
+    elseif keep[user] then
+      if node ~= ARGV[1] then
+        redis.call('HSET', KEYS[1], user, ARGV[1])
+        told('J', user)
+      end
+      keep[user] = nil
+    end
+  end
+end
+for i = 4, #ARGV do
+  if keep[ARGV[i]] then
+    keep[ARGV[i]] = nil
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[1])
+    redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
+    told('J', ARGV[i])
+  end
+end
+return v
+)lua";
+
+// KEYS: a room's seq counter, its members hash. Returns {last seq, membership version, {user,
+// node, ...}} (0 for a counter not made yet).
+inline constexpr std::string_view room_state = R"lua(
+local fields = redis.call('HGETALL', KEYS[2])
+local members = {}
+local v = '0'
+for i = 1, #fields, 2 do
+  if fields[i] == '\n' then v = fields[i + 1] else
+    members[#members + 1] = fields[i]
+    members[#members + 1] = fields[i + 1]
+  end
+end
+return {redis.call('GET', KEYS[1]) or '0', v, members}
+)lua";
+
+// KEYS: partitions' rooms indexes (one server's, or one slot's). Returns per room with members
+// in them: its name, its member count and its topic ('' for none).
+inline constexpr std::string_view rooms_index = R"lua(
+local out = {}
+for _, index in ipairs(KEYS) do
+  local prefix = string.sub(index, 1, #index - 5)
+  local rows = redis.call('HGETALL', index)
+  for i = 1, #rows, 2 do
+    out[#out + 1] = rows[i]
+    out[#out + 1] = rows[i + 1]
+    out[#out + 1] = redis.call('HGET', prefix .. 'room:' .. rows[i] .. ':settings', 'topic\n') or ''
+  end
+end
+return out
 )lua";
 
 // ARGV: node, ttl ms, channel, node_state event, user count U, then U users, then "ROOM\nUSER"
 // fields. Replaces what the cluster knows of this node (after an outage its users and rooms may
-// have changed) and tells the others to read it again.
+// have changed) and tells the others to read its users again. Returns the "ROOM\nUSER" fields it
+// replaced: the node makes those rooms' members agree with it (room_members_of).
 inline constexpr std::string_view register_node = R"lua(
 local prefix = 'parley:{cluster}:node:' .. ARGV[1]
+local old = redis.call('HKEYS', prefix .. ':rooms')
 redis.call('DEL', prefix .. ':users', prefix .. ':rooms')
 local users = tonumber(ARGV[5])
 for i = 6, 5 + users do redis.call('HSET', prefix .. ':users', ARGV[i], '1') end
@@ -279,14 +387,13 @@ for i = 6 + users, #ARGV do redis.call('HSET', prefix .. ':rooms', ARGV[i], '1')
 redis.call('SET', prefix, '1', 'PX', ARGV[2])
 redis.call('SADD', 'parley:{cluster}:nodes', ARGV[1])
 redis.call('PUBLISH', ARGV[3], ARGV[4])
-return 1
+return old
 )lua";
 
-// KEYS: the seq counters of the rooms this node feeds. ARGV: node, epoch to use when the cluster
-// has none, channel, marker event, then those rooms' names. Returns {epoch, {node, users, room fields, ...}, {room, last seq, ...}} for the
-// other live nodes and those rooms, then publishes the marker: events before it on the channel
-// are in this answer, events after it are not (the rooms' channels go through the same
-// connection, so the same holds for their messages).
+// ARGV: node, epoch to use when the cluster has none, channel, marker event. Returns {epoch,
+// {node, users, ...}} for the other live nodes, then publishes the marker: events before it on
+// the channel are in this answer, events after it are not. (The rooms' members and seqs are read
+// per room, room_state.)
 inline constexpr std::string_view snapshot = R"lua(
 local epoch = redis.call('GET', 'parley:{cluster}:epoch')
 if not epoch then
@@ -298,16 +405,10 @@ for _, id in ipairs(redis.call('SMEMBERS', 'parley:{cluster}:nodes')) do
   if id ~= ARGV[1] and redis.call('EXISTS', 'parley:{cluster}:node:' .. id) == 1 then
     table.insert(nodes, id)
     table.insert(nodes, redis.call('HKEYS', 'parley:{cluster}:node:' .. id .. ':users'))
-    table.insert(nodes, redis.call('HKEYS', 'parley:{cluster}:node:' .. id .. ':rooms'))
   end
 end
-local rooms = {}
-for i = 5, #ARGV do
-  table.insert(rooms, ARGV[i])
-  table.insert(rooms, redis.call('GET', KEYS[i - 4]) or '0')
-end
 redis.call('PUBLISH', ARGV[3], ARGV[4])
-return {epoch, nodes, rooms}
+return {epoch, nodes}
 )lua";
 
 // KEYS: the name leases this node holds. ARGV: node, channel, node_gone event. The node leaves
@@ -491,9 +592,9 @@ return moved
 
 // Every script above: the transport loads them all (SCRIPT LOAD) on every connect, before the
 // node hears that Redis is up, so calls by SHA never meet a Redis that lacks one.
-inline constexpr std::array<std::string_view, 18> all = {claim_name, release_name, renew_names,  heartbeat, say,
-                                                         membership, register_node, snapshot,   depart,    dm,
-                                                         read_marker, conversations, read_log, says, log_tips,
-                                                         claim_lease, release_leases, node_user};
+inline constexpr std::array<std::string_view, 21> all = {
+    claim_name,    release_name, renew_names, heartbeat,   say,        presence,  room_members_of,
+    room_state,    rooms_index,  register_node, snapshot,  depart,     dm,        read_marker,
+    conversations, read_log,     says,        log_tips,    claim_lease, release_leases, node_user};
 
 }  // namespace parley::cluster::scripts

@@ -86,6 +86,69 @@ TEST_F(ClusterFeedsTest, ANodeReadsOnlyTheMessagesOfRoomsItHasMembersIn) {
     EXPECT_EQ(metric("node-a", "parley_cluster_rooms_fed"), 1);
 }
 
+TEST_F(ClusterFeedsTest, JoinsAndLeavesReachOnlyTheNodesFeedingTheRoom) {
+    ws_client alice = login_on("node-a", "alice");
+    ws_client bob = login_on("node-b", "bob");
+    ws_client carol = login_on("node-b", "carol");
+    join_room(alice, "east");
+    join_room(carol, "west");
+    const long long a_before = metric("node-a", "parley_cluster_events_received_total");
+    constexpr int rounds = 10;
+    for (int i = 0; i < rounds; ++i) {
+        join_room(bob, "west");
+        ASSERT_EQ(call(bob, {{"type", "leave"}, {"room", "west"}, {"id", i}}).value("type", ""), "left");
+    }
+    // carol, in west on bob's node, saw every one of them, in order.
+    std::size_t joins = 0;
+    std::size_t leaves = 0;
+    read_until(carol, [&](const json& e) {
+        if (e.value("type", "") == "presence" && e.value("user", "") == "bob") {
+            (e.value("event", "") == "join" ? joins : leaves) += 1;
+            EXPECT_EQ(joins, leaves + (e.value("event", "") == "join" ? 1 : 0)) << e;
+        }
+        return leaves == rounds;
+    });
+    // A say into east after them: once node-a has it, anything west sent before has arrived too
+    // if it was coming (one subscriber connection, in Redis's order).
+    ASSERT_EQ(call(alice, {{"type", "say"}, {"room", "east"}, {"text", "after"}, {"id", "s"}}).value("type", ""), "ack");
+    EXPECT_EQ(metric("node-a", "parley_cluster_events_received_total") - a_before, 1)
+        << "node-a, with nobody in west, heard of west's joins and leaves";
+}
+
+TEST_F(ClusterFeedsTest, TheRoomListIsTheClustersOnEveryNode) {
+    ws_client alice = login_on("node-a", "alice");
+    ws_client bob = login_on("node-a", "bob");
+    ws_client carol = login_on("node-b", "carol");
+    join_room(alice, "lobby");
+    join_room(bob, "lobby");
+    join_room(alice, "den");
+    // carol's node feeds no room: the list comes from the cluster's partitions (kept a second).
+    const auto listed = [&carol] {
+        std::map<std::string, long long> out;
+        const json reply = call(carol, {{"type", "rooms"}, {"id", "r"}});
+        EXPECT_EQ(reply.value("type", ""), "rooms") << reply;
+        for (const json& r : reply["rooms"]) {
+            out[r.value("name", "")] = r.value("members", -1LL);
+        }
+        return out;
+    };
+    const std::map<std::string, long long> both{{"den", 1}, {"lobby", 2}};
+    auto seen = listed();
+    for (int i = 0; i < 40 && seen != both; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        seen = listed();
+    }
+    EXPECT_EQ(seen, both);
+    EXPECT_EQ(metric("node-b", "parley_cluster_rooms_fed"), 0);
+    ASSERT_EQ(call(alice, {{"type", "leave"}, {"room", "den"}, {"id", 1}}).value("type", ""), "left");
+    const std::map<std::string, long long> lobby_only{{"lobby", 2}};
+    for (int i = 0; i < 40 && seen != lobby_only; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        seen = listed();
+    }
+    EXPECT_EQ(seen, lobby_only) << "an empty room leaves the list";
+}
+
 TEST_F(ClusterFeedsTest, AJoinWhileAnotherNodeSaysMissesNothingAndGetsNothingTwice) {
     ws_client bob = login_on("node-b", "bob");
     join_room(bob, "busy");

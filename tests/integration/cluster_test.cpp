@@ -257,6 +257,52 @@ TEST_F(ClusterTest, AKilledNodesNamesAndMembersGoAfterTheLease) {
     nodes_.erase("node-c");
 }
 
+TEST_F(ClusterTest, ADeadNodesMembersLeaveEachOfTheirRoomsExactlyOnce) {
+    ws_client ann = login_on("node-a", "ann");
+    ws_client ben = login_on("node-b", "ben");
+    join_room(ann, "lobby");
+    join_room(ben, "lobby");
+    join_room(ben, "den");
+    {
+        ws_client doomed = login_on("node-c", "doomed");
+        join_room(doomed, "lobby");
+        join_room(doomed, "den");
+        for (ws_client* w : {&ann, &ben}) {
+            read_until(*w, [](const json& m) { return m.value("type", "") == "presence" && m.value("user", "") == "doomed"; });
+        }
+        read_until(ben, [](const json& m) {
+            return m.value("type", "") == "presence" && m.value("user", "") == "doomed" && m.value("room", "") == "den";
+        });
+        node("node-c").send_signal(SIGKILL);
+        ASSERT_TRUE(node("node-c").wait_exit(milliseconds(5000)));
+        nodes_.erase("node-c");
+    }
+    // Both live nodes find it dead and clear its rooms; each leave is told once all the same.
+    std::map<std::string, int> ann_left;
+    std::map<std::string, int> ben_left;
+    const auto count_leaves = [](ws_client& client, std::map<std::string, int>& left) {
+        while (auto m = client.recv_json(milliseconds(100))) {
+            if (m->value("type", "") == "presence" && m->value("user", "") == "doomed" &&
+                m->value("event", "") == "leave") {
+                ++left[m->value("room", "")];
+            }
+        }
+    };
+    const auto until = std::chrono::steady_clock::now() + milliseconds(4 * name_ttl_ms);
+    while (std::chrono::steady_clock::now() < until) {
+        count_leaves(ann, ann_left);
+        count_leaves(ben, ben_left);
+    }
+    EXPECT_EQ(ann_left, (std::map<std::string, int>{{"lobby", 1}}));
+    EXPECT_EQ(ben_left, (std::map<std::string, int>{{"den", 1}, {"lobby", 1}}));
+    const json listed = call(ann, {{"type", "rooms"}, {"id", "r"}});
+    std::map<std::string, int> counted;
+    for (const json& r : listed["rooms"]) {
+        counted[r.value("name", "")] = r.value("members", 0);
+    }
+    EXPECT_EQ(counted, (std::map<std::string, int>{{"den", 1}, {"lobby", 2}})) << "the dead node's members still counted";
+}
+
 TEST_F(ClusterTest, HistoryIsTheSameOnEveryNode) {
     ws_client alice = login_on("node-a", "alice");
     join_room(alice, "lobby");

@@ -37,16 +37,16 @@ TEST_F(cluster_node_test, a_join_into_a_room_not_fed_here_waits_until_it_is_caug
     EXPECT_TRUE(alice.take().empty()) << "answered before the room was fed";
     EXPECT_EQ(redis_.subscribed, (std::vector<std::string>{lobby_channel}));
     EXPECT_EQ(redis_.count("say"), 0u) << "the say waits behind the join";
-    EXPECT_EQ(redis_.count("GET"), 0u) << "nothing is read before the subscription holds";
+    EXPECT_EQ(redis_.count("room_state"), 0u) << "nothing is read before the subscription holds";
 
     node_.on_subscribed(lobby_channel);
     settle();
-    auto get = redis_.take("GET");
+    auto get = redis_.take("room_state");
     ASSERT_TRUE(get);
-    EXPECT_EQ(get->argv, (std::vector<std::string>{"GET", keys::room_seq("lobby")}));
+    EXPECT_EQ(get->keys, (std::vector<std::string>{keys::room_seq("lobby"), keys::room_members("lobby")}));
     // Said after the subscription, before the seq was read: it waits for the room.
     node_.on_channel_message(message_event("b", "lobby", "bob", "three", 3));
-    redis_.answer(*get, string_reply("2"));
+    redis_.answer(*get, room_state_reply(2));
     settle();
     auto fetch = redis_.take("read_log oldest");
     ASSERT_TRUE(fetch);
@@ -90,7 +90,7 @@ TEST_F(cluster_node_test, a_room_nobody_here_is_in_stops_being_fed_after_two_hea
     alice.send({{"type", "join"}, {"room", "lobby"}});
     settle();
     EXPECT_EQ(redis_.subscribed, (std::vector<std::string>{lobby_channel}));
-    EXPECT_EQ(redis_.count("GET"), 1u);
+    EXPECT_EQ(redis_.count("room_state"), 1u);
 }
 
 TEST_F(cluster_node_test, a_room_someone_here_is_in_stays_fed) {
@@ -117,8 +117,9 @@ TEST_F(cluster_node_test, a_room_joined_while_redis_was_away_is_subscribed_befor
     settle();
     auto snapshot = redis_.take("snapshot");
     ASSERT_TRUE(snapshot);
-    EXPECT_EQ(snapshot->args.back(), "lobby") << "its seq is read with the snapshot";
-    EXPECT_EQ(snapshot->keys, std::vector<std::string>{keys::room_seq("lobby")}) << "named, not built by the script";
+    auto state = redis_.take("room_state");
+    ASSERT_TRUE(state) << "its seq and members are read with the snapshot";
+    EXPECT_EQ(room_of_state_call(*state), "lobby");
 }
 
 TEST_F(cluster_node_test, requests_behind_a_waiting_join_are_bounded) {
@@ -137,9 +138,9 @@ TEST_F(cluster_node_test, requests_behind_a_waiting_join_are_bounded) {
     }
     node_.on_subscribed(lobby_channel);
     settle();
-    auto get = redis_.take("GET");
+    auto get = redis_.take("room_state");
     ASSERT_TRUE(get);
-    redis_.answer(*get, redis_reply{});
+    redis_.answer(*get, room_state_reply(0));
     settle();
     const auto answers = alice.take();
     ASSERT_EQ(answers.size(), 65u);

@@ -60,12 +60,13 @@ protected:
     two_shards_test() { redis_.shards = 2; }
 
     // alice, logged in while Redis was away (served here alone), in both rooms; then Redis
-    // answers and the node begins its sync. Returns the snapshot's call and the far room's seq
-    // read, both unanswered; the marker has not come yet.
+    // answers and the node begins its sync. Returns the snapshot's call and the rooms' state
+    // reads, unanswered; the marker has not come yet.
     struct sync_begun {
         test_client* alice = nullptr;
         std::optional<sent_call> snapshot;
-        std::optional<sent_call> get;
+        std::optional<sent_call> near_state;
+        std::optional<sent_call> far_state;
     };
     sync_begun begin_sync_in_both_rooms() {
         sync_begun s;
@@ -75,8 +76,12 @@ protected:
         node_.on_redis_up();
         settle();
         s.snapshot = redis_.take("snapshot");
-        s.get = redis_.take("GET");
-        EXPECT_TRUE(s.snapshot && s.get);
+        s.near_state = redis_.take("room_state");
+        s.far_state = redis_.take("room_state");
+        EXPECT_TRUE(s.snapshot && s.near_state && s.far_state);
+        if (s.near_state && room_of_state_call(*s.near_state) != near_room) {
+            std::swap(s.near_state, s.far_state);
+        }
         return s;
     }
 
@@ -84,8 +89,9 @@ protected:
     test_client& alice_in_both_rooms() {
         sync_begun s = begin_sync_in_both_rooms();
         node_.on_channel_message(s.snapshot->args.at(3));
-        redis_.answer(*s.snapshot, snapshot_reply({}, {{near_room, 0}}));
-        redis_.answer(*s.get, string_reply("0"));
+        redis_.answer(*s.snapshot, snapshot_reply({}));
+        redis_.answer(*s.near_state, room_state_reply(0));
+        redis_.answer(*s.far_state, room_state_reply(0));
         settle();
         answer_rebases();
         s.alice->take();
@@ -94,17 +100,18 @@ protected:
     }
 };
 
-TEST_F(two_shards_test, a_sync_reads_the_other_shards_rooms_there_and_waits_for_them) {
+TEST_F(two_shards_test, a_sync_reads_each_room_on_its_shard_and_waits_for_them) {
     sync_begun s = begin_sync_in_both_rooms();
-    ASSERT_TRUE(s.snapshot && s.get);
-    EXPECT_EQ(s.snapshot->keys, std::vector<std::string>{keys::room_seq(near_room)})
-        << "only the first shard's rooms are read by the snapshot";
-    EXPECT_EQ(s.get->argv.at(1), keys::room_seq(far_room));
+    ASSERT_TRUE(s.snapshot && s.near_state && s.far_state);
+    EXPECT_TRUE(s.snapshot->keys.empty()) << "the snapshot reads the cluster's keys only";
+    EXPECT_EQ(s.far_state->keys, (std::vector<std::string>{keys::room_seq(far_room), keys::room_members(far_room)}));
+    EXPECT_EQ(keys::shard_of_key(s.far_state->keys.at(1), 2), 1u) << "a room's members live on its shard";
     node_.on_channel_message(s.snapshot->args.at(3));  // the marker
-    redis_.answer(*s.snapshot, snapshot_reply({}, {{near_room, 0}}));
+    redis_.answer(*s.snapshot, snapshot_reply({}));
+    redis_.answer(*s.near_state, room_state_reply(0));
     settle();
     EXPECT_TRUE(node_.degraded()) << "in sync before the other shard's room was read";
-    redis_.answer(*s.get, string_reply("0"));
+    redis_.answer(*s.far_state, room_state_reply(0));
     settle();
     EXPECT_FALSE(node_.degraded());
 }
@@ -168,10 +175,10 @@ TEST_F(two_shards_test, a_lost_shard_detaches_only_its_rooms_and_they_catch_up_w
     EXPECT_EQ(kept->args.at(7), far_room);
     EXPECT_NE(kept->args.at(4).find("\"text\":\"alone\""), std::string::npos);
     redis_.answer(*kept, integer_reply(1));
-    auto position = redis_.take("GET");
+    auto position = redis_.take("room_state");
     ASSERT_TRUE(position);
-    EXPECT_EQ(position->argv.at(1), keys::room_seq(far_room));
-    redis_.answer(*position, string_reply("1"));
+    EXPECT_EQ(room_of_state_call(*position), far_room);
+    redis_.answer(*position, room_state_reply(1));
     settle();
     answer_rebases({stream_entry_reply(far_room, "alice", "alone", 1, "a")});
     const auto back = alice.received("joined");
@@ -180,12 +187,35 @@ TEST_F(two_shards_test, a_lost_shard_detaches_only_its_rooms_and_they_catch_up_w
     EXPECT_TRUE(node_.sequencing(far_room));
 }
 
+TEST_F(two_shards_test, a_leave_made_while_the_rooms_shard_was_away_is_told_when_it_returns) {
+    test_client& alice = alice_in_both_rooms();
+    node_.on_shard_down(1);
+    alice.send({{"type", "leave"}, {"room", far_room}});
+    alice.send({{"type", "leave"}, {"room", near_room}});
+    settle();
+    std::vector<std::string> told;
+    while (auto call = redis_.take_if("presence")) {
+        told.push_back(call->args.at(0) + " " + call->args.at(3));
+    }
+    EXPECT_NE(std::find(told.begin(), told.end(), "L " + near_room), told.end());
+    EXPECT_EQ(std::find(told.begin(), told.end(), "L " + far_room), told.end()) << "nothing goes to a shard that is away";
+
+    node_.on_shard_up(1);
+    settle();
+    auto settled = redis_.take("room_members_of");
+    ASSERT_TRUE(settled) << "the leave is told when the shard returns";
+    EXPECT_EQ(settled->keys.at(0), keys::room_members(far_room));
+    EXPECT_EQ(settled->args, (std::vector<std::string>{"a", far_room, keys::room_channel(far_room)}))
+        << "this node holds nobody there now";
+}
+
 TEST_F(two_shards_test, a_shard_lost_while_the_sync_reads_it_leaves_its_rooms_for_its_return) {
     sync_begun s = begin_sync_in_both_rooms();
-    ASSERT_TRUE(s.snapshot && s.get);
+    ASSERT_TRUE(s.snapshot && s.near_state && s.far_state);
     node_.on_channel_message(s.snapshot->args.at(3));
-    redis_.answer(*s.snapshot, snapshot_reply({}, {{near_room, 0}}));
-    redis_.answer(*s.get, std::nullopt);  // lost with its shard, whose loss the link reports next
+    redis_.answer(*s.snapshot, snapshot_reply({}));
+    redis_.answer(*s.near_state, room_state_reply(0));
+    redis_.answer(*s.far_state, std::nullopt);  // lost with its shard, whose loss the link reports next
     node_.on_shard_down(1);
     settle();
     answer_rebases();
@@ -195,10 +225,10 @@ TEST_F(two_shards_test, a_shard_lost_while_the_sync_reads_it_leaves_its_rooms_fo
 
     node_.on_shard_up(1);
     settle();
-    auto position = redis_.take("GET");
+    auto position = redis_.take("room_state");
     ASSERT_TRUE(position);
-    EXPECT_EQ(position->argv.at(1), keys::room_seq(far_room));
-    redis_.answer(*position, string_reply("0"));
+    EXPECT_EQ(room_of_state_call(*position), far_room);
+    redis_.answer(*position, room_state_reply(0));
     settle();
     answer_rebases();
     EXPECT_EQ(world_.hub().rooms().find(far_room)->log_position().first, cluster_epoch)

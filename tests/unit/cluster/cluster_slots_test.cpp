@@ -161,14 +161,14 @@ TEST_F(per_slot_test, a_sync_reads_every_fed_rooms_seq_apart_from_the_snapshot) 
     auto snapshot = redis_.take("snapshot");
     ASSERT_TRUE(snapshot);
     EXPECT_TRUE(snapshot->keys.empty()) << "the snapshot script runs in the cluster's slot";
-    auto get = redis_.take("GET");
+    auto get = redis_.take("room_state");
     ASSERT_TRUE(get);
-    EXPECT_EQ(get->argv.at(1), keys::room_seq(room_a));
+    EXPECT_EQ(room_of_state_call(*get), room_a);
     node_.on_channel_message(snapshot->args.at(3));
-    redis_.answer(*snapshot, snapshot_reply({}, {}));
+    redis_.answer(*snapshot, snapshot_reply({}));
     settle();
     EXPECT_TRUE(node_.degraded()) << "in sync before the room's seq was read";
-    redis_.answer(*get, string_reply("0"));
+    redis_.answer(*get, room_state_reply(0));
     settle();
     answer_rebases();
     EXPECT_FALSE(node_.degraded());

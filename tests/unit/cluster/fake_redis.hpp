@@ -37,7 +37,9 @@ inline std::string script_name(std::string_view text) {
     };
     const named all[] = {{scripts::claim_name, "claim_name"},     {scripts::release_name, "release_name"},
                          {scripts::renew_names, "renew_names"},   {scripts::heartbeat, "heartbeat"},
-                         {scripts::say, "say"},                   {scripts::membership, "membership"},
+                         {scripts::say, "say"},                   {scripts::presence, "presence"},
+                         {scripts::room_members_of, "room_members_of"}, {scripts::room_state, "room_state"},
+                         {scripts::rooms_index, "rooms_index"},
                          {scripts::register_node, "register_node"}, {scripts::snapshot, "snapshot"},
                          {scripts::depart, "depart"},           {scripts::dm, "dm"},
                          {scripts::read_marker, "read_marker"}, {scripts::conversations, "conversations"},
@@ -141,6 +143,10 @@ public:
         }
         ADD_FAILURE() << "the node sent no " << name;
         return std::nullopt;
+    }
+    // take() without failing the test when there is none.
+    std::optional<sent_call> take_if(std::string_view name) {
+        return count(name) > 0 ? take(name) : std::nullopt;
     }
     std::size_t count(std::string_view name) const {
         std::size_t n = 0;

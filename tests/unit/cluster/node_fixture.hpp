@@ -81,20 +81,45 @@ struct other_node {
     std::vector<std::string> memberships;  // "ROOM\nUSER"
 };
 
-inline redis_reply snapshot_reply(const std::vector<other_node>& nodes,
-                                  const std::vector<std::pair<std::string, int>>& rooms) {
+// The snapshot script's answer: the epoch, the other nodes and their users.
+inline redis_reply snapshot_reply(const std::vector<other_node>& nodes) {
     std::vector<redis_reply> listed;
     for (const auto& n : nodes) {
         listed.push_back(string_reply(n.id));
         listed.push_back(strings_reply(n.users));
-        listed.push_back(strings_reply(n.memberships));
     }
-    std::vector<std::string> seqs;
-    for (const auto& [room, seq] : rooms) {
-        seqs.push_back(room);
-        seqs.push_back(std::to_string(seq));
+    return array_reply({string_reply(std::to_string(cluster_epoch)), array_reply(std::move(listed))});
+}
+
+// A room_state answer: the room's seq, its membership version and its members on other nodes.
+inline redis_reply room_state_reply(std::int64_t seq, const std::vector<other_node>& nodes = {},
+                                    std::string_view room = {}, std::int64_t version = 1) {
+    std::vector<std::string> members;
+    for (const auto& n : nodes) {
+        for (const auto& field : n.memberships) {
+            const std::size_t cut = field.find('\n');
+            if (field.substr(0, cut) == room) {
+                members.push_back(field.substr(cut + 1));
+                members.push_back(n.id);
+            }
+        }
     }
-    return array_reply({string_reply(std::to_string(cluster_epoch)), array_reply(std::move(listed)), strings_reply(seqs)});
+    return array_reply({string_reply(std::to_string(seq)), string_reply(std::to_string(version)), strings_reply(members)});
+}
+
+// The room of a room_state call (its first key, the room's seq counter "parley:{pN}:room:R:seq").
+inline std::string room_of_state_call(const sent_call& call) {
+    const std::string& key = call.keys.at(0);
+    const std::size_t start = key.find("}:room:") + 7;
+    return key.substr(start, key.size() - start - 4);
+}
+
+// A join or leave as scripts::presence publishes it on the room's channel.
+inline std::string presence_event(event_type type, std::string_view node, std::string_view room, std::string_view user,
+                                  std::int64_t version) {
+    return format_event(type, node, room, user,
+                        std::to_string(version) + "\n" +
+                            json_of(protocol::encode_presence(room, user, type == event_type::join)));
 }
 
 inline std::vector<std::int64_t> seqs_received(const test_client& c) {
@@ -121,9 +146,9 @@ protected:
                   const std::vector<redis_reply>& newest_first = {}) {
         c.send({{"type", "join"}, {"room", room}});
         settle();
-        if (redis_.count("GET") > 0) {
-            auto get = redis_.take("GET");
-            redis_.answer(*get, seq == 0 ? redis_reply{} : string_reply(std::to_string(seq)));
+        if (redis_.count("room_state") > 0) {
+            auto state = redis_.take("room_state");
+            redis_.answer(*state, room_state_reply(seq, remote_, room));
             settle();
             answer_rebases(newest_first);
         }
@@ -187,8 +212,27 @@ protected:
         if (before_snapshot_answer) {
             before_snapshot_answer();
         }
-        redis_.answer(*snapshot, snapshot_reply(nodes, rooms));
+        redis_.answer(*snapshot, snapshot_reply(nodes));
         settle();
+        remote_ = nodes;
+        answer_room_states(rooms);
+    }
+
+    // Answers every room_state call waiting: seqs from `rooms` (0 for one not listed), members
+    // from the nodes of the last sync.
+    void answer_room_states(const std::vector<std::pair<std::string, int>>& rooms = {}) {
+        while (redis_.count("room_state") > 0) {
+            auto state = redis_.take("room_state");
+            const std::string room = room_of_state_call(*state);
+            int seq = 0;
+            for (const auto& [name, s] : rooms) {
+                if (name == room) {
+                    seq = s;
+                }
+            }
+            redis_.answer(*state, room_state_reply(seq, remote_, room));
+            settle();
+        }
     }
 
     // Answers the rooms started over from their streams (read_log, newest first) with these
@@ -210,6 +254,7 @@ protected:
 
     fake_redis redis_;
     cluster_node node_{redis_, node_options()};
+    std::vector<other_node> remote_;  // the other nodes of the last sync (their rooms' members)
     rooms::tests::chat_world world_;
 };
 

@@ -84,6 +84,9 @@ public:
     void send_dm(std::string_view to, const shared_frame& frame) override {
         dms.emplace_back(std::string(to), std::string(protocol::frame_payload(frame.view())));
     }
+    void list_rooms(std::function<void(std::optional<std::vector<listed_room>>)> done) override {
+        done(std::nullopt);  // the session lists this node's rooms
+    }
     void append_remote_users(std::vector<std::string>& out) const override {
         for (const auto& [user, node] : remote_users) {
             out.push_back(user);
