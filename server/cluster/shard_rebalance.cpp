@@ -14,7 +14,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-// Scans one server at a time for room keys (SCAN ... MATCH), and for each batch the scan
+// Scans one server at a time for room keys and partitions' rooms indexes (SCAN ... MATCH), and for each batch the scan
 // returns, MIGRATEs the keys that belong elsewhere before asking for the next batch.
 class rebalancer {
 public:
@@ -72,7 +72,7 @@ private:
 
     void scan(std::size_t shard, const std::string& cursor) {
         connections_[shard]->command(
-            {"SCAN", cursor, "MATCH", "parley:{p*}:room:*", "COUNT", "500"},
+            {"SCAN", cursor, "MATCH", "parley:{p*}:room*", "COUNT", "500"},
             [this, shard](std::optional<redis_reply> reply) {
                 if (over()) {
                     return;
