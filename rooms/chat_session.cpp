@@ -350,13 +350,28 @@ void chat_session::say_here(std::string_view room_name, std::string_view text, s
 }
 
 void chat_session::on_users(request& req) {
+    cluster_link* cluster = worker_.hub().cluster();
+    if (cluster == nullptr) {
+        answer_users(std::nullopt, req.id);
+        return;
+    }
+    // Names logged in on other nodes are read from the cluster, answered on this worker.
+    chat_hub& hub = worker_.hub();
+    cluster->list_users([&hub, asker = handle_, re = req.id](std::optional<std::vector<std::string>> listed) {
+        post_to_session(hub, asker, [listed = std::move(listed), re](chat_session& s) mutable {
+            s.answer_users(std::move(listed), re);
+        });
+    });
+}
+
+void chat_session::answer_users(std::optional<std::vector<std::string>> cluster_users, const std::string& re) {
     std::vector<std::string> names = worker_.hub().users().names();
-    if (cluster_link* cluster = worker_.hub().cluster()) {
-        cluster->append_remote_users(names);
+    if (cluster_users) {
+        names.insert(names.end(), cluster_users->begin(), cluster_users->end());
         std::sort(names.begin(), names.end());
         names.erase(std::unique(names.begin(), names.end()), names.end());
     }
-    send(protocol::encode_users(names, req.id));
+    send(protocol::encode_users(names, re));
 }
 
 void chat_session::on_rooms(request& req) {

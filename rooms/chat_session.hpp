@@ -83,6 +83,8 @@ private:
     void on_dm(request& req);
     void on_users(request& req);
     void on_rooms(request& req);
+    // The user list to this session: this node's names and the cluster's (nullopt: none read).
+    void answer_users(std::optional<std::vector<std::string>> cluster_users, const std::string& re);
     // The room list to this session: the cluster's (nullopt: this node's rooms), its private
     // rooms left out when the user may not join them.
     void answer_rooms(std::optional<std::vector<listed_room>> cluster_rooms, const std::string& re);

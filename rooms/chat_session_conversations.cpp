@@ -43,21 +43,31 @@ void chat_session::on_dm(request& req) {
     // Live only: the recipient must be online now (here or, in a cluster, on another node).
     std::vector<registry::session_handle> targets;
     cluster_link* cluster = worker_.hub().cluster();
-    bool elsewhere = false;
+    auto frame = protocol::encode_dm(user_, req.to, req.text, unix_millis());
     if (worker_.hub().users().lookup_all(req.to, targets) == 0) {
-        elsewhere = cluster != nullptr && cluster->online_elsewhere(req.to);
-        if (!elsewhere) {
+        if (cluster == nullptr) {
             fail(error_code::user_not_found, "no user '" + req.to + "' is online", req.id);
             return;
         }
+        // Perhaps on another node: the sender hears whether it got there.
+        chat_hub& hub = worker_.hub();
+        cluster->send_dm(req.to, frame, [&hub, asker = handle_, frame, to = req.to, re = req.id](bool delivered) {
+            post_to_session(hub, asker, [frame, delivered, to, re](chat_session& s) {
+                if (!delivered) {
+                    s.fail(error_code::user_not_found, "no user '" + to + "' is online", re);
+                    return;
+                }
+                s.send(frame);
+                if (!re.empty()) {
+                    s.send(protocol::encode_ack(re, {}, 0));
+                }
+            });
+        });
+        return;
     }
-    auto frame = protocol::encode_dm(user_, req.to, req.text, unix_millis());
     send(frame);
     if (!req.id.empty()) {
         send(protocol::encode_ack(req.id, {}, 0));
-    }
-    if (elsewhere) {
-        cluster->send_dm(req.to, frame);
     }
     deliver_dm(frame, req.to);
 }

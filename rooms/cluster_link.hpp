@@ -134,12 +134,14 @@ public:
     // Any thread.
     virtual cluster_health health() const = 0;
 
-    // True when user is logged in on another node of the cluster (as last heard).
-    virtual bool online_elsewhere(std::string_view user) const = 0;
-    // Delivers a `dm` frame to user's sessions on the other nodes.
-    virtual void send_dm(std::string_view to, const protocol::shared_frame& frame) = 0;
-    // Appends the names logged in on other nodes (unsorted; a name may repeat one already in out).
-    virtual void append_remote_users(std::vector<std::string>& out) const = 0;
+    // Delivers a live `dm` frame to user `to`'s sessions on the other nodes. done runs once, on
+    // the cluster's thread: true when a node holding the name got it, false when none did (the
+    // user is not logged in anywhere else, or the cluster cannot be reached).
+    virtual void send_dm(std::string_view to, const protocol::shared_frame& frame, std::function<void(bool)> done) = 0;
+    // The names logged in anywhere in the cluster, read from the cluster's data, sorted. done
+    // runs once, on the cluster's thread: nullopt when the cluster cannot say now (the caller
+    // then lists this node's users).
+    virtual void list_users(std::function<void(std::optional<std::vector<std::string>>)> done) = 0;
     // Every room with members anywhere in the cluster, with their number and topic, read from
     // the cluster's data (each node holds only the members of the rooms it feeds). done runs
     // once, on the cluster's thread: nullopt when the cluster cannot say now (the caller then

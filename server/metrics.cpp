@@ -193,7 +193,7 @@ const metric metric_table[] = {
     from_scrape("parley_cluster_names_lost_total", metric_type::counter,
                 "User names another node took while this one was cut off (their sessions here were closed).",
                 &cluster_value<&rooms::cluster_health::names_lost>),
-    from_scrape("parley_cluster_remote_users", metric_type::gauge, "Users logged in on the other nodes.",
+    from_scrape("parley_cluster_remote_users", metric_type::gauge, "Users logged in on the other nodes, as of the last cluster user list read (users request).",
                 &cluster_value<&rooms::cluster_health::remote_users>),
     from_scrape("parley_cluster_remote_nodes", metric_type::gauge, "Other live nodes of the cluster.",
                 &cluster_value<&rooms::cluster_health::remote_nodes>),

@@ -97,6 +97,23 @@ inline std::string conversation_stream(std::string_view conversation) {
 // A user's read markers (token mode): a hash from a room's name or a conversation's key to the
 // seq read up to. Its fields are also the list of the user's conversations (welcome).
 inline std::string user_markers(std::string_view user) { return partitioned(user, "user:", user, ":read"); }
+// A user's channel: the dms for the user (live ones without tokens, stored ones with), read by
+// the node holding the user's name (a sharded channel, in the user's partition).
+inline constexpr std::string_view user_channel_suffix = ":events";
+inline std::string user_channel(std::string_view user) {
+    return partitioned(user, "user:", user, user_channel_suffix);
+}
+inline bool is_user_channel(std::string_view name) {
+    return name.starts_with("parley:{p") && name.find("}:user:") != std::string_view::npos &&
+           name.ends_with(user_channel_suffix);
+}
+// A partition's users index: each name of the partition a node claimed, and the node (a name
+// counts while its lease names that node: scripts::users_index).
+inline std::string users_index(std::uint32_t partition) {
+    std::string out("parley:");
+    out.append(partition_tag(partition)).append(":users");
+    return out;
+}
 
 // The partition of a room's key or channel ("parley:{pN}:room:...") or of a partition's rooms
 // index; nullopt for any other.

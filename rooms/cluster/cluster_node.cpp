@@ -78,22 +78,21 @@ void cluster_node::depart(std::function<void()> done) {
             done();
             return;
         }
-        std::vector<std::string> leases;
+        // Its names are free at once: a script per scope (each lease with its partition's users
+        // index), before the node's own keys go.
+        std::map<std::uint32_t, std::pair<std::vector<std::string>, std::vector<std::string>>> per_scope;
         for (const auto& name : owned_names_) {
-            leases.push_back(keys::name_lease(name));
-        }
-        // The leases in the node keys' scope go with them in one script; any others (on a Redis
-        // Cluster, all: they live in their users' slots) are freed first, a script per scope.
-        std::vector<std::string> with_node;
-        const std::uint32_t node_scope = scope_of(keys::node_users(options_.node_id));
-        for (auto& [scope, group] : by_scope(std::move(leases))) {
-            if (scope == node_scope) {
-                with_node = std::move(group);
-            } else {
-                eval(scripts::release_leases, group, {options_.node_id});
+            auto& [leases, args] = per_scope[scope_of(keys::name_lease(name))];
+            if (args.empty()) {
+                args.push_back(options_.node_id);
             }
+            leases.push_back(keys::name_lease(name));
+            leases.push_back(keys::users_index(partition_of(name)));
+            args.push_back(name);
         }
-        leases = std::move(with_node);
+        for (const auto& [scope, call] : per_scope) {
+            eval(scripts::release_leases, call.first, call.second);
+        }
         // This node's members leave their rooms now, not when its lease runs out.
         std::vector<std::string> rooms_list;
         if (hub_ != nullptr) {
@@ -108,7 +107,7 @@ void cluster_node::depart(std::function<void()> done) {
         sequencing_.store(false, std::memory_order_release);
         std::string gone = format_event(event_type::node_gone, options_.node_id, {}, {}, {});
         // Answered or failed, the callback runs once: the shutdown never waits for a lost Redis.
-        eval(scripts::depart, leases, {options_.node_id, std::string(keys::channel), gone},
+        eval(scripts::depart, {}, {options_.node_id, std::string(keys::channel), gone},
              [done](std::optional<redis_reply>) mutable { done(); });
     });
 }
@@ -320,17 +319,11 @@ void cluster_node::finish_sync_if_ready() {
     epoch_ = epoch;
     log_epoch_.store(epoch, std::memory_order_release);
 
-    std::map<std::string, node_state, std::less<>> fresh;
-    const auto& listed = parts[1].elements;
-    for (std::size_t i = 0; i + 1 < listed.size(); i += 2) {
-        node_state state;
-        for (const auto& u : listed[i + 1].elements) {
-            state.users.insert(u.text);
-        }
-        fresh.emplace(listed[i].text, std::move(state));
+    nodes_.clear();
+    for (const auto& id : parts[1].elements) {
+        nodes_.insert(id.text);
     }
-    nodes_ = std::move(fresh);
-    rebuild_remote_users();
+    remote_nodes_.store(nodes_.size(), std::memory_order_relaxed);
 
     apply_snapshot_rooms();
 
@@ -450,10 +443,13 @@ void cluster_node::renew_names_in(const std::vector<std::string>& names) {
         std::vector<std::string> part(names.begin() + static_cast<std::ptrdiff_t>(begin),
                                       names.begin() + static_cast<std::ptrdiff_t>(std::min(names.size(), begin + slice)));
         std::vector<std::string> leases;
+        std::vector<std::string> args{options_.node_id, std::to_string(options_.name_ttl.count())};
         for (const auto& n : part) {
             leases.push_back(keys::name_lease(n));
+            leases.push_back(keys::users_index(partition_of(n)));
+            args.push_back(n);
         }
-        eval(scripts::renew_names, leases, {options_.node_id, std::to_string(options_.name_ttl.count())},
+        eval(scripts::renew_names, leases, args,
              [this, part](std::optional<redis_reply> reply) { on_renew_answer(part, reply); });
     }
 }
@@ -489,8 +485,7 @@ rooms::cluster_health cluster_node::health() const {
     s.resyncs = resyncs_.load(std::memory_order_relaxed);
     s.names_lost = names_lost_.load(std::memory_order_relaxed);
     s.remote_nodes = remote_nodes_.load(std::memory_order_relaxed);
-    std::shared_lock lock(remote_users_mutex_);
-    s.remote_users = remote_users_.size();
+    s.remote_users = remote_users_.load(std::memory_order_relaxed);
     return s;
 }
 

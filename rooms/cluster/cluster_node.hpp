@@ -48,9 +48,10 @@ struct cluster_options {
 // Presence goes per room: a join or leave changes the room's members hash in its partition and
 // is published on the room's channel with a version, in order with its says, so only the nodes
 // that feed the room hear of it; a node starting to feed a room reads its members with its seq.
-// The cluster-wide room list is read from the partitions on request (list_rooms). Logins, dms
-// and the nodes' comings and goings go on the cluster's channel, which every node reads, so
-// every node knows who is logged in where and answers `users` without asking. A say is numbered, stored in the
+// The cluster-wide room and user lists are read from the partitions on request (list_rooms,
+// list_users: a name's lease and the partition's users index). A user's dms go on the user's
+// own channel, which the node holding the name reads. The cluster's channel carries only the
+// nodes' comings and goings (and sync markers). A say is numbered, stored in the
 // room's stream and published by one script; each node turns the published JSON into one frame
 // and fans it out to its own members. The sender's node sends the ack first.
 //
@@ -128,9 +129,8 @@ public:
     std::int64_t detached_epoch() const override { return detached_epoch_.load(std::memory_order_acquire); }
     void keep_for_cluster(std::string_view room, std::string_view from, std::string_view text,
                           std::int64_t ts) override;
-    bool online_elsewhere(std::string_view user) const override;
-    void send_dm(std::string_view to, const protocol::shared_frame& frame) override;
-    void append_remote_users(std::vector<std::string>& out) const override;
+    void send_dm(std::string_view to, const protocol::shared_frame& frame, std::function<void(bool)> done) override;
+    void list_users(std::function<void(std::optional<std::vector<std::string>>)> done) override;
     void list_rooms(std::function<void(std::optional<std::vector<rooms::listed_room>>)> done) override;
     void submit_dm(std::string_view from, std::string_view to, std::string_view text, std::int64_t ts,
                    registry::session_handle sender, std::string_view ack_id) override;
@@ -191,10 +191,6 @@ private:
         std::string origin;
         std::string ack;
     };
-    // What the cluster knows of another node.
-    struct node_state {
-        std::set<std::string, std::less<>> users;
-    };
 
     // A room this node feeds: its channel is subscribed (or being subscribed), so its messages
     // reach the node. Rooms with members here are fed, and for one to two heartbeats after the
@@ -245,18 +241,20 @@ private:
     std::pair<std::int64_t, std::int64_t> room_position(const std::string& name);  // (epoch, last seq)
     // resend: the say went out before and its answer was lost; the script stores it only if it
     // did not arrive then.
-    // Says and events are sent in batches: every one given in a pass of the cluster's loop goes
-    // in one script call at its end (flush_says), or before any other command, which keeps
-    // their order with the node's other events.
+    // Says and events are sent in batches: what the cluster's loop gathered while the previous
+    // batch to the same scope was out goes in one script call when that one is answered (or at
+    // the end of the pass, when none is out); any other command sends every say waiting first,
+    // which keeps their order with the node's other events.
     void send_say(pending_say&& say, bool resend = false);
-    void flush_says();
+    // hold_busy: says of a scope with a batch out keep waiting.
+    void flush_says(bool hold_busy = false);
     // One call for a run of plain says (scripts::says), or for events and says sent again
-    // (scripts::say, with resent[i] for part[i]).
-    void send_part(const std::vector<const pending_say*>& part, const std::vector<bool>& resent, bool plain);
-    void send_plain_says(const std::vector<const pending_say*>& part);
-    void send_general(const std::vector<const pending_say*>& part, const std::vector<bool>& resent);
+    // (scripts::say, with resent[i] for part[i]); scope: where they go (says_out_).
+    void send_plain_says(const std::vector<const pending_say*>& part, std::uint32_t scope);
+    void send_general(const std::vector<const pending_say*>& part, const std::vector<bool>& resent,
+                      std::uint32_t scope);
     // The answer to a batch: each message's part of it, to on_say_answer.
-    redis_callback answer_batch(std::vector<std::uint64_t> numbers);
+    redis_callback answer_batch(std::vector<std::uint64_t> numbers, std::uint32_t scope);
     // Tells an event's sender that the cluster did not take it (unavailable, or
     // message_not_found for an edit or delete of a message deleted meanwhile).
     void refuse_event(const pending_say& event, protocol::error_code why);
@@ -312,7 +310,9 @@ private:
     void on_dm_answer(std::uint64_t nonce, std::optional<redis_reply> reply);
     // The sender's copy and ack, or `unavailable`, to the sending session.
     void answer_dm_sender(const pending_dm& dm, std::optional<std::int64_t> seq);
-    // A stored dm from the channel: to the sessions of both users here, except the sender's.
+    // Publishes a stored dm on both users' channels.
+    void publish_stored_dm(const pending_dm& dm, std::int64_t seq);
+    // A stored dm from a user's channel: to that user's sessions here, except the sender's.
     void deliver_stored_dm(const cluster_event& e);
 
     // Presence (cluster_node_presence.cpp). A join or leave from a room's channel, applied in
@@ -324,14 +324,14 @@ private:
     void settle_members(const std::string& node, const std::vector<std::string>& rooms_list, bool holds_local);
     // The users this node holds in a room now.
     std::vector<std::string> local_members_of(const std::string& room) const;
-    // whole: every shard answered (kept for the next second's requests).
-    void answer_room_list(std::optional<std::vector<rooms::listed_room>> listed, bool whole);
+    // Reads every partition's index with `script`, one call per scope, handing each answer to
+    // take; finish runs once all answered (answered of asked: shards that did not are left out).
+    void read_partitions(std::string_view script, std::string (*index_of)(std::uint32_t),
+                         std::function<void(const redis_reply&)> take,
+                         std::function<void(std::size_t answered, std::size_t asked)> finish);
 
-    // Users of the other nodes.
-    void set_node_state(const std::string& node, node_state state);
+    // The other live nodes.
     void drop_node(const std::string& node);
-    void read_node_state(const std::string& node);
-    void rebuild_remote_users();
     void kick_local(const std::string& user);
 
     void command(std::initializer_list<std::string_view> argv, redis_callback cb = {});
@@ -372,9 +372,10 @@ private:
     std::set<std::string, std::less<>> presence_unsent_;
     std::uint64_t next_nonce_ = 0;
     std::deque<pending_say> in_flight_;   // sent, not answered
-    // The says of in_flight_ waiting for flush_says: (number, sent again), in order.
-    std::vector<std::pair<std::uint64_t, bool>> batch_;
+    // Says not sent yet (with "sent again"), in order, and per scope the batches out.
+    std::vector<std::pair<pending_say, bool>> unsent_;
     bool flush_posted_ = false;
+    std::map<std::uint32_t, std::size_t> says_out_;
     std::vector<pending_say> unanswered_;  // sent, connection lost before the answer
     std::vector<pending_say> kept_;        // made while detached, for the shared history
     std::deque<pending_dm> dms_in_flight_;
@@ -390,13 +391,31 @@ private:
     // Rooms asked for while syncing: fed once the sync is done.
     std::vector<std::pair<std::string, std::function<void(bool)>>> deferred_opens_;
 
-    std::map<std::string, node_state, std::less<>> nodes_;
-    // The cluster's room list (list_rooms): read from every partition's index, kept a second.
-    std::optional<std::vector<rooms::listed_room>> room_list_;
-    std::chrono::steady_clock::time_point room_list_read_{};
-    std::vector<std::function<void(std::optional<std::vector<rooms::listed_room>>)>> room_list_waiting_;
-    mutable std::shared_mutex remote_users_mutex_;
-    std::unordered_map<std::string, std::string> remote_users_;  // user -> node, for any thread
+    std::set<std::string, std::less<>> nodes_;  // the other live nodes
+    // A list read from every partition's index on request (list_rooms, list_users): kept a
+    // second for the requests that follow, and read once for requests that come meanwhile.
+    template <typename T>
+    struct cached_list {
+        std::optional<T> kept;
+        std::chrono::steady_clock::time_point read_at{};
+        std::vector<std::function<void(std::optional<T>)>> waiting;
+        bool fresh() const { return kept && std::chrono::steady_clock::now() - read_at < std::chrono::seconds(1); }
+        // Answers every request waiting; a whole list (every shard answered) is kept.
+        void answer(std::optional<T> listed, bool whole) {
+            if (listed && whole) {
+                kept = *listed;
+                read_at = std::chrono::steady_clock::now();
+            }
+            auto asking = std::move(waiting);
+            waiting.clear();
+            for (auto& done : asking) {
+                done(listed);
+            }
+        }
+    };
+    cached_list<std::vector<rooms::listed_room>> room_list_;
+    cached_list<std::vector<std::string>> user_list_;
+    std::atomic<std::size_t> remote_users_{0};  // in the last user list, on other nodes
 
     std::atomic<std::uint64_t> events_received_{0};
     std::atomic<std::uint64_t> messages_received_{0};

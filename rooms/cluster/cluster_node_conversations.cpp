@@ -61,8 +61,6 @@ void cluster_node::send_stored_dm(const pending_dm& dm, bool resend) {
     const std::string stream_key = keys::conversation_stream(conversation);
     const std::string from_markers = keys::user_markers(dm.from);
     const std::string to_markers = keys::user_markers(dm.to);
-    const std::string head =
-        format_event(event_type::stored_dm, options_.node_id, dm.to, dm.from, format_session(dm.sender) + "\n");
     const std::string ts = std::to_string(dm.ts);
     const std::string length = std::to_string(options_.stream_length);
     const std::string said = options_.node_id + ":" + incarnation_ + ":" + std::to_string(dm.nonce);
@@ -70,8 +68,8 @@ void cluster_node::send_stored_dm(const pending_dm& dm, bool resend) {
     // lives in its user's slot) they are moved once the dm's seq is known (on_dm_answer).
     const bool markers_with = scope_of(from_markers) == scope_of(seq_key) && scope_of(to_markers) == scope_of(seq_key);
     const std::string_view keys_list[] = {seq_key, stream_key, from_markers, to_markers};
-    const std::string_view args[] = {keys::channel, head,         ts,   dm.json_before,      dm.json_after,
-                                     length,        conversation, said, resend ? "1" : "0"};
+    const std::string_view args[] = {{}, {}, ts, dm.json_before, dm.json_after, length, conversation, said,
+                                     resend ? "1" : "0"};
     link_.script(scripts::dm, std::span<const std::string_view>(keys_list, markers_with ? 4 : 2), args,
                  [this, number = dm.nonce, markers_with](std::optional<redis_reply> reply) {
                      if (!markers_with && is_ok(reply) && reply->is_integer() && reply->integer > 0) {
@@ -109,8 +107,24 @@ void cluster_node::on_dm_answer(std::uint64_t nonce, std::optional<redis_reply> 
         answer_dm_sender(*it, std::nullopt);
     } else {
         answer_dm_sender(*it, reply->integer);
+        publish_stored_dm(*it, reply->integer);
     }
     dms_in_flight_.erase(it);
+}
+
+void cluster_node::publish_stored_dm(const pending_dm& dm, std::int64_t seq) {
+    // On the recipient's channel and the sender's (their other sessions): each user's node
+    // gives it to that user's sessions there. After the script's answer, so a dm whose answer
+    // was lost and that is sent again is published once.
+    std::string body = format_session(dm.sender);
+    body.append("\n").append(dm.json_before).append(std::to_string(seq)).append(dm.json_after);
+    for (const std::string* user : {&dm.to, &dm.from}) {
+        if (user == &dm.from && dm.from == dm.to) {
+            break;
+        }
+        command({"SPUBLISH", keys::user_channel(*user),
+                 format_event(event_type::stored_dm, options_.node_id, *user, dm.from, body)});
+    }
 }
 
 void cluster_node::answer_dm_sender(const pending_dm& dm, std::optional<std::int64_t> seq) {
@@ -136,11 +150,9 @@ void cluster_node::answer_dm_sender(const pending_dm& dm, std::optional<std::int
 }
 
 void cluster_node::deliver_stored_dm(const cluster_event& e) {
+    // From the channel of user `e.room` (the recipient, or the sender for their other sessions).
     std::vector<registry::session_handle> targets;
     hub_->users().lookup_all(e.room, targets);
-    if (e.user != e.room) {
-        hub_->users().lookup_all(e.user, targets);  // the sender's other sessions
-    }
     std::optional<registry::session_handle> sender;
     if (e.origin == options_.node_id) {
         sender = parse_session(e.sender);  // it has its copy from the script's answer

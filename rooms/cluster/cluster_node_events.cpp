@@ -64,6 +64,17 @@ void cluster_node::on_event(std::string_view payload, std::int64_t batch_seq) {
     if (e->type == event_type::message) {
         messages_received_.fetch_add(1, std::memory_order_relaxed);
     }
+    if (e->type == event_type::dm || e->type == event_type::stored_dm) {
+        // From a user's channel: for a user of this node, whatever the sync is doing.
+        if (phase_ != phase::down) {
+            if (e->type == event_type::dm) {
+                deliver_dm(e->user, e->body);
+            } else {
+                deliver_stored_dm(*e);  // this node's own too: its users hear of it here
+            }
+        }
+        return;
+    }
     if (e->version > 0) {
         // A join or leave from a room's channel: ordered by its room's version, not by the
         // sync's marker (the room's members are read with the room, room_state).
@@ -112,10 +123,6 @@ void cluster_node::handle_event(const cluster_event& e) {
         }
         return;
     }
-    if (e.type == event_type::stored_dm) {
-        deliver_stored_dm(e);  // this node's own too: its recipients hear of it here
-        return;
-    }
     const std::string origin(e.origin);
     if (origin == options_.node_id) {
         if (e.type == event_type::node_gone && phase_ == phase::up) {
@@ -133,26 +140,9 @@ void cluster_node::handle_event(const cluster_event& e) {
     case event_type::system:
         handle_room_event(e, origin);
         break;
-    case event_type::login: {
-        nodes_[origin].users.insert(std::string(e.user));
-        std::unique_lock lock(remote_users_mutex_);
-        remote_users_[std::string(e.user)] = origin;
-        break;
-    }
-    case event_type::logout: {
-        if (auto node = nodes_.find(origin); node != nodes_.end()) {
-            node->second.users.erase(std::string(e.user));
-        }
-        std::unique_lock lock(remote_users_mutex_);
-        if (auto it = remote_users_.find(std::string(e.user)); it != remote_users_.end() && it->second == origin) {
-            remote_users_.erase(it);
-        }
-        break;
-    }
-    case event_type::dm:
-        if (e.room == options_.node_id) {
-            deliver_dm(e.user, e.body);
-        }
+    case event_type::login:   // (an earlier version's: users are read from the partitions)
+    case event_type::logout:
+    case event_type::dm:      // (handled in on_event)
         break;
     case event_type::node_gone: {
         drop_node(origin);
@@ -165,7 +155,8 @@ void cluster_node::handle_event(const cluster_event& e) {
         break;
     }
     case event_type::node_state:
-        read_node_state(origin);
+        nodes_.insert(origin);
+        remote_nodes_.store(nodes_.size(), std::memory_order_relaxed);
         break;
     case event_type::marker:
     case event_type::message:
@@ -362,44 +353,14 @@ void cluster_node::kick_local(const std::string& user) {
                      "the name '" + user + "' is in use on another node of the cluster");
 }
 
-// ---- the users of the other nodes ----
-
-void cluster_node::rebuild_remote_users() {
-    std::unique_lock lock(remote_users_mutex_);
-    remote_users_.clear();
-    for (const auto& [node, state] : nodes_) {
-        for (const auto& user : state.users) {
-            remote_users_[user] = node;
-        }
-    }
-    remote_nodes_.store(nodes_.size(), std::memory_order_relaxed);
-}
-
-void cluster_node::set_node_state(const std::string& node, node_state state) {
-    nodes_[node] = std::move(state);
-    rebuild_remote_users();
-}
+// ---- the other nodes ----
 
 void cluster_node::drop_node(const std::string& node) {
     if (nodes_.erase(node) == 0) {
         return;
     }
-    rebuild_remote_users();
+    remote_nodes_.store(nodes_.size(), std::memory_order_relaxed);
     report(report_level::info, "node " + node + " left the cluster");
-}
-
-void cluster_node::read_node_state(const std::string& node) {
-    command({"HKEYS", keys::node_users(node)},
-            [this, node, generation = sync_count_](std::optional<redis_reply> reply) {
-                if (!is_ok(reply) || generation != sync_count_ || phase_ != phase::up) {
-                    return;
-                }
-                node_state state;
-                for (const auto& u : reply->elements) {
-                    state.users.insert(u.text);
-                }
-                set_node_state(node, std::move(state));
-            });
 }
 
 }  // namespace parley::cluster

@@ -38,26 +38,26 @@ void cluster_node::claim_name(std::string_view user, registry::session_handle wh
         if (phase_ == phase::down) {
             // Cut off: this node's registry vouches for the name; the cluster hears of it on return.
             owned_names_.insert(user);
+            link_.subscribe(keys::user_channel(user));  // made when Redis returns
             answer(claim_outcome::claimed);
             return;
         }
-        std::string login = format_event(event_type::login, options_.node_id, {}, user, {});
         std::string lease = keys::name_lease(user);
         std::string users = keys::node_users(options_.node_id);
+        std::string index = keys::users_index(partition_of(user));
         std::string ttl = std::to_string(options_.name_ttl.count());
         if (scope_of(lease) == scope_of(users)) {
-            eval(scripts::claim_name, {std::move(lease), std::move(users)},
-                 {options_.node_id, std::move(ttl), user, std::string(keys::channel), std::move(login)},
+            eval(scripts::claim_name, {std::move(lease), std::move(users), std::move(index)},
+                 {options_.node_id, std::move(ttl), user},
                  [this, user, answer](std::optional<redis_reply> reply) { on_claim_answer(user, reply, answer); });
             return;
         }
         // In two steps (Redis Cluster: the lease lives in the user's slot): the lease, then this
         // node's users. A claim whose answer is lost is written with the others at the next sync.
-        eval(scripts::claim_lease, {std::move(lease)}, {options_.node_id, std::move(ttl)},
-             [this, user, users = std::move(users), login = std::move(login),
-              answer](std::optional<redis_reply> reply) {
+        eval(scripts::claim_lease, {std::move(lease), std::move(index)}, {options_.node_id, std::move(ttl), user},
+             [this, user, users = std::move(users), answer](std::optional<redis_reply> reply) {
                  if (is_ok(reply) && reply->is_integer() && reply->integer == 1) {
-                     eval(scripts::node_user, {users}, {"+", user, std::string(keys::channel), login});
+                     eval(scripts::node_user, {users}, {"+", user});
                  }
                  on_claim_answer(user, reply, answer);
              });
@@ -79,6 +79,7 @@ void cluster_node::on_claim_answer(const std::string& user, const std::optional<
     // others when Redis returns, and a name someone else took meanwhile closes the session).
     if (hub_->users().lookup(user)) {
         owned_names_.insert(user);
+        link_.subscribe(keys::user_channel(user));  // the user's dms, from any node
     } else if (phase_ != phase::down) {
         // The session left while the claim was on its way.
         release_name(user);
@@ -89,20 +90,21 @@ void cluster_node::on_claim_answer(const std::string& user, const std::optional<
 
 void cluster_node::release_name(std::string_view user) {
     run([this, user = std::string(user)] {
-        owned_names_.erase(user);
+        if (owned_names_.erase(user) > 0) {
+            link_.unsubscribe(keys::user_channel(user));
+        }
         if (phase_ == phase::down) {
             return;  // the lease runs out by itself; the next sync rewrites this node's users
         }
-        std::string logout = format_event(event_type::logout, options_.node_id, {}, user, {});
         std::string lease = keys::name_lease(user);
         std::string users = keys::node_users(options_.node_id);
+        std::string index = keys::users_index(partition_of(user));
         if (scope_of(lease) == scope_of(users)) {
-            eval(scripts::release_name, {std::move(lease), std::move(users)},
-                 {options_.node_id, user, std::string(keys::channel), std::move(logout)});
+            eval(scripts::release_name, {std::move(lease), std::move(users), std::move(index)}, {options_.node_id, user});
             return;
         }
-        eval(scripts::release_leases, {std::move(lease)}, {options_.node_id});
-        eval(scripts::node_user, {std::move(users)}, {"-", user, std::string(keys::channel), std::move(logout)});
+        eval(scripts::release_leases, {std::move(lease), std::move(index)}, {options_.node_id, user});
+        eval(scripts::node_user, {std::move(users)}, {"-", user});
     });
 }
 
@@ -187,39 +189,19 @@ void cluster_node::keep_for_cluster(std::string_view room, std::string_view from
 }
 
 
-bool cluster_node::online_elsewhere(std::string_view user) const {
-    if (degraded()) {
-        return false;  // what this node last heard may be stale, and a dm could not go out anyway
-    }
-    std::shared_lock lock(remote_users_mutex_);
-    return remote_users_.find(std::string(user)) != remote_users_.end();
-}
-
-void cluster_node::append_remote_users(std::vector<std::string>& out) const {
-    if (degraded()) {
-        return;
-    }
-    std::shared_lock lock(remote_users_mutex_);
-    for (const auto& [user, node] : remote_users_) {
-        out.push_back(user);
-    }
-}
-
-void cluster_node::send_dm(std::string_view to, const shared_frame& frame) {
-    run([this, to = std::string(to), json = std::string(protocol::frame_payload(frame.view()))] {
+void cluster_node::send_dm(std::string_view to, const shared_frame& frame, std::function<void(bool)> done) {
+    run([this, to = std::string(to), json = std::string(protocol::frame_payload(frame.view())),
+         done = std::move(done)]() mutable {
         if (phase_ == phase::down) {
+            done(false);  // nobody elsewhere can be reached
             return;
         }
-        std::string node;
-        {
-            std::shared_lock lock(remote_users_mutex_);
-            auto it = remote_users_.find(to);
-            if (it == remote_users_.end()) {
-                return;  // logged out since
-            }
-            node = it->second;
-        }
-        command({"PUBLISH", keys::channel, format_event(event_type::dm, options_.node_id, node, to, json)});
+        // On the user's channel, which the node holding the name reads: Redis says how many
+        // subscribers got it, so 0 means the user is not logged in anywhere.
+        command({"SPUBLISH", keys::user_channel(to), format_event(event_type::dm, options_.node_id, to, to, json)},
+                [done = std::move(done)](std::optional<redis_reply> reply) {
+                    done(is_ok(reply) && reply->is_integer() && reply->integer > 0);
+                });
     });
 }
 

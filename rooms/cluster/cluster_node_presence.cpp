@@ -3,8 +3,8 @@
 // so it reaches only the nodes that feed the room, in order with the room's messages. A node
 // that starts feeding a room reads its members with its seq (scripts::room_state); joins and
 // leaves heard meanwhile wait, and those the read already holds (by version) are dropped. The
-// cluster's room list is read from the partitions' rooms indexes when a client asks, and kept
-// for a second.
+// cluster's room and user lists are read from the partitions' indexes when a client asks, and
+// kept for a second.
 
 #include "rooms/cluster/cluster_node.hpp"
 
@@ -20,13 +20,6 @@
 namespace parley::cluster {
 
 using if_missing = rooms::room_directory::if_missing;
-
-namespace {
-
-// How long a room list read from the partitions answers `rooms` requests.
-constexpr auto room_list_lifetime = std::chrono::seconds(1);
-
-}  // namespace
 
 void cluster_node::on_membership(const cluster_event& e, std::string_view payload) {
     auto it = fed_.find(e.room);
@@ -139,81 +132,125 @@ void cluster_node::settle_members(const std::string& node, const std::vector<std
     }
 }
 
+void cluster_node::read_partitions(std::string_view script, std::string (*index_of)(std::uint32_t),
+                                   std::function<void(const redis_reply&)> take,
+                                   std::function<void(std::size_t answered, std::size_t asked)> finish) {
+    std::vector<std::string> indexes;
+    indexes.reserve(partition_count);
+    for (std::uint32_t p = 0; p < partition_count; ++p) {
+        indexes.push_back(index_of(p));
+    }
+    struct gathering {
+        std::function<void(const redis_reply&)> take;
+        std::function<void(std::size_t, std::size_t)> finish;
+        std::size_t asked = 0;
+        std::size_t left = 0;
+        std::size_t answered = 0;
+    };
+    auto gathered = std::make_shared<gathering>();
+    gathered->take = std::move(take);
+    gathered->finish = std::move(finish);
+    auto groups = by_scope(std::move(indexes));
+    gathered->asked = gathered->left = groups.size();
+    for (auto& [scope, group] : groups) {
+        eval(script, group, {}, [this, gathered](std::optional<redis_reply> reply) {
+            if (stopped_) {
+                return;
+            }
+            if (reply && reply->is_error()) {
+                report(report_level::error, "reading the cluster's partitions failed: " + reply->text);
+            }
+            if (is_ok(reply) && reply->type == redis_reply::kind::array) {
+                ++gathered->answered;
+                gathered->take(*reply);
+            }
+            if (--gathered->left == 0) {
+                gathered->finish(gathered->answered, gathered->asked);
+            }
+        });
+    }
+}
+
 void cluster_node::list_rooms(std::function<void(std::optional<std::vector<rooms::listed_room>>)> done) {
     run([this, done = std::move(done)]() mutable {
         if (stopped_ || phase_ != phase::up) {
             done(std::nullopt);
             return;
         }
-        if (room_list_ && std::chrono::steady_clock::now() - room_list_read_ < room_list_lifetime) {
-            done(*room_list_);
+        if (room_list_.fresh()) {
+            done(*room_list_.kept);
             return;
         }
-        room_list_waiting_.push_back(std::move(done));
-        if (room_list_waiting_.size() > 1) {
+        room_list_.waiting.push_back(std::move(done));
+        if (room_list_.waiting.size() > 1) {
             return;  // a read is under way: answered with it
         }
-        std::vector<std::string> indexes;
-        indexes.reserve(partition_count);
-        for (std::uint32_t p = 0; p < partition_count; ++p) {
-            indexes.push_back(keys::rooms_index(p));
-        }
-        struct gathering {
-            std::vector<rooms::listed_room> rooms;
-            std::size_t asked = 0;
-            std::size_t left = 0;
-            std::size_t answered = 0;
-        };
-        auto gathered = std::make_shared<gathering>();
-        auto groups = by_scope(std::move(indexes));
-        gathered->asked = gathered->left = groups.size();
-        for (auto& [scope, group] : groups) {
-            eval(scripts::rooms_index, group, {}, [this, gathered](std::optional<redis_reply> reply) {
-                if (stopped_) {
-                    return;
-                }
-                if (reply && reply->is_error()) {
-                    report(report_level::error, "reading the cluster's rooms failed: " + reply->text);
-                }
-                if (is_ok(reply) && reply->type == redis_reply::kind::array) {
-                    ++gathered->answered;
-                    const auto& rows = reply->elements;
-                    for (std::size_t i = 0; i + 2 < rows.size(); i += 3) {
-                        std::int64_t members = 0;
-                        parse_number(std::string_view(rows[i + 1].text), members);
-                        if (members > 0) {
-                            gathered->rooms.push_back(
-                                {rows[i].text, static_cast<std::size_t>(members), rows[i + 2].text});
-                        }
+        auto rooms_read = std::make_shared<std::vector<rooms::listed_room>>();
+        read_partitions(
+            scripts::rooms_index, &keys::rooms_index,
+            [rooms_read](const redis_reply& rows) {
+                // Per room: its name, its member count, its topic.
+                for (std::size_t i = 0; i + 2 < rows.elements.size(); i += 3) {
+                    std::int64_t members = 0;
+                    parse_number(std::string_view(rows.elements[i + 1].text), members);
+                    if (members > 0) {
+                        rooms_read->push_back({rows.elements[i].text, static_cast<std::size_t>(members),
+                                               rows.elements[i + 2].text});
                     }
                 }
-                if (--gathered->left > 0) {
-                    return;
-                }
-                // A shard that did not answer leaves its rooms out (this node's own are listed
-                // by the session anyway); none answered: this node's rooms only.
+            },
+            [this, rooms_read](std::size_t answered, std::size_t asked) {
+                // A shard that did not answer leaves its rooms out (this node's own are listed by
+                // the session anyway); none answered: this node's rooms only.
                 std::optional<std::vector<rooms::listed_room>> listed;
-                if (gathered->answered > 0) {
-                    listed = std::move(gathered->rooms);
-                    std::sort(listed->begin(), listed->end(),
+                if (answered > 0) {
+                    std::sort(rooms_read->begin(), rooms_read->end(),
                               [](const auto& a, const auto& b) { return a.name < b.name; });
+                    listed = std::move(*rooms_read);
                 }
-                answer_room_list(std::move(listed), gathered->answered == gathered->asked);
+                room_list_.answer(std::move(listed), answered == asked);
             });
-        }
     });
 }
 
-void cluster_node::answer_room_list(std::optional<std::vector<rooms::listed_room>> listed, bool whole) {
-    if (listed && whole) {
-        room_list_ = *listed;
-        room_list_read_ = std::chrono::steady_clock::now();
-    }
-    auto waiting = std::move(room_list_waiting_);
-    room_list_waiting_.clear();
-    for (auto& done : waiting) {
-        done(listed);
-    }
+void cluster_node::list_users(std::function<void(std::optional<std::vector<std::string>>)> done) {
+    run([this, done = std::move(done)]() mutable {
+        if (stopped_ || phase_ != phase::up) {
+            done(std::nullopt);
+            return;
+        }
+        if (user_list_.fresh()) {
+            done(*user_list_.kept);
+            return;
+        }
+        user_list_.waiting.push_back(std::move(done));
+        if (user_list_.waiting.size() > 1) {
+            return;
+        }
+        struct read_users {
+            std::vector<std::string> names;
+            std::size_t elsewhere = 0;
+        };
+        auto users_read = std::make_shared<read_users>();
+        read_partitions(
+            scripts::users_index, &keys::users_index,
+            [this, users_read](const redis_reply& rows) {
+                // Per name: the name, the node holding it.
+                for (std::size_t i = 0; i + 1 < rows.elements.size(); i += 2) {
+                    users_read->names.push_back(rows.elements[i].text);
+                    users_read->elsewhere += rows.elements[i + 1].text != options_.node_id ? 1 : 0;
+                }
+            },
+            [this, users_read](std::size_t answered, std::size_t asked) {
+                std::optional<std::vector<std::string>> listed;
+                if (answered > 0) {
+                    std::sort(users_read->names.begin(), users_read->names.end());
+                    listed = std::move(users_read->names);
+                    remote_users_.store(users_read->elsewhere, std::memory_order_relaxed);
+                }
+                user_list_.answer(std::move(listed), answered == asked);
+            });
+    });
 }
 
 }  // namespace parley::cluster

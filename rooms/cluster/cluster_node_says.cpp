@@ -1,5 +1,8 @@
-// The says half of the node: says and room events on their way to Redis, sent in batches (one
-// script call for what one pass of the cluster's loop gave), and their answers.
+// The says half of the node: says and room events on their way to Redis, sent in batches, and
+// their answers. A batch is what the cluster's loop gathered while the node's previous batch was
+// on its way: at most one batch is out at a time unless another command must follow the says
+// (which keeps their order), so a busy node sends more says per script call, and Redis spends
+// less per say, while an idle one sends each at once.
 
 #include "rooms/cluster/cluster_node.hpp"
 
@@ -24,83 +27,81 @@ constexpr std::size_t most_per_call = 256;
 }  // namespace
 
 void cluster_node::send_say(pending_say&& say, bool resend) {
-    batch_.emplace_back(say.nonce, resend);
-    in_flight_.push_back(std::move(say));
+    unsent_.emplace_back(std::move(say), resend);
     if (!flush_posted_) {
         flush_posted_ = true;
         link_.post([this] {
             flush_posted_ = false;
-            flush_says();
+            flush_says(true);
         });
     }
 }
 
-void cluster_node::flush_says() {
-    while (!batch_.empty() && !stopped_) {
-        // The batch's says are the newest of in_flight_, in the same order (answers only remove
-        // older ones).
-        const std::size_t first = in_flight_.size() - std::min(in_flight_.size(), batch_.size());
-        // The longest run at the front that one call takes: plain says for the fast script, or
-        // events and says sent again for the general one.
-        const auto plain = [&](std::size_t i) {
-            const pending_say& say = in_flight_[first + i];
-            return !batch_[i].second && !say.event;
-        };
-        const bool fast = plain(0);
-        std::size_t count = 1;
-        while (count < batch_.size() && count < most_per_call && plain(count) == fast) {
-            ++count;
+void cluster_node::flush_says(bool hold_busy) {
+    if (unsent_.empty() || stopped_) {
+        return;
+    }
+    const bool one_scope = link_.shard_count() <= 1 && !link_.scripts_per_slot();
+    const auto scope_of_say = [&](const pending_say& say) {
+        return one_scope ? 0U : scope_of(keys::room_seq(say.room));
+    };
+    // The says of a scope whose last batch is still out wait for its answer (with those that
+    // come meanwhile); the rest go now. A room lives in one scope, so its says keep their order.
+    std::vector<std::pair<pending_say, bool>> now;
+    std::vector<std::uint32_t> scopes;
+    {
+        std::vector<std::pair<pending_say, bool>> all = std::move(unsent_);
+        unsent_.clear();
+        for (auto& entry : all) {
+            const std::uint32_t scope = scope_of_say(entry.first);
+            const auto out = says_out_.find(scope);
+            if (hold_busy && out != says_out_.end() && out->second > 0) {
+                unsent_.push_back(std::move(entry));
+            } else {
+                now.push_back(std::move(entry));
+                scopes.push_back(scope);
+            }
         }
-        std::vector<const pending_say*> part;
-        part.reserve(count);
-        for (std::size_t i = 0; i < count; ++i) {
-            part.push_back(&in_flight_[first + i]);
+    }
+    std::size_t at = 0;
+    while (at < now.size()) {
+        // The longest run that one call takes: plain says for the fast script, or events and
+        // says sent again for the general one.
+        const auto plain = [&](std::size_t i) { return !now[i].second && !now[i].first.event; };
+        const bool fast = plain(at);
+        std::size_t end = at + 1;
+        while (end < now.size() && end - at < most_per_call && plain(end) == fast) {
+            ++end;
         }
-        std::vector<bool> resent;
-        for (std::size_t i = 0; i < count; ++i) {
-            resent.push_back(batch_[i].second);
-        }
-        batch_.erase(batch_.begin(), batch_.begin() + static_cast<std::ptrdiff_t>(count));
-        if (link_.shard_count() <= 1 && !link_.scripts_per_slot()) {
-            send_part(part, resent, fast);
-            continue;
-        }
-        // One call per scope: a script runs on one server (on a Redis Cluster, in one slot: one
-        // call per partition). A room lives in one scope, so each room's says keep their order.
-        std::vector<std::uint32_t> scopes;
-        scopes.reserve(part.size());
-        for (const pending_say* say : part) {
-            scopes.push_back(scope_of(keys::room_seq(say->room)));
-        }
-        std::vector<bool> sent(part.size(), false);
-        for (std::size_t first_of_scope = 0; first_of_scope < part.size(); ++first_of_scope) {
-            if (sent[first_of_scope]) {
+        // One call per scope: a script runs on one server (on a Redis Cluster, in one slot).
+        std::vector<bool> taken(end - at, false);
+        for (std::size_t first = at; first < end; ++first) {
+            if (taken[first - at]) {
                 continue;
             }
-            std::vector<const pending_say*> in_scope;
-            std::vector<bool> resent_in_scope;
-            for (std::size_t i = first_of_scope; i < part.size(); ++i) {
-                if (!sent[i] && scopes[i] == scopes[first_of_scope]) {
-                    sent[i] = true;
-                    in_scope.push_back(part[i]);
-                    resent_in_scope.push_back(resent[i]);
+            std::vector<const pending_say*> part;
+            std::vector<bool> resent;
+            for (std::size_t i = first; i < end; ++i) {
+                if (!taken[i - at] && scopes[i] == scopes[first]) {
+                    taken[i - at] = true;
+                    resent.push_back(now[i].second);
+                    // Kept until answered; a deque's elements stay where they are as it grows.
+                    in_flight_.push_back(std::move(now[i].first));
+                    part.push_back(&in_flight_.back());
                 }
             }
-            send_part(in_scope, resent_in_scope, fast);
+            ++says_out_[scopes[first]];
+            if (fast) {
+                send_plain_says(part, scopes[first]);
+            } else {
+                send_general(part, resent, scopes[first]);
+            }
         }
+        at = end;
     }
 }
 
-void cluster_node::send_part(const std::vector<const pending_say*>& part, const std::vector<bool>& resent,
-                             bool plain) {
-    if (plain) {
-        send_plain_says(part);
-    } else {
-        send_general(part, resent);
-    }
-}
-
-void cluster_node::send_plain_says(const std::vector<const pending_say*>& part) {
+void cluster_node::send_plain_says(const std::vector<const pending_say*>& part, std::uint32_t scope) {
     // Grouped by room, each room's says in their order (the script numbers a room's says with
     // one INCRBY). Says of different rooms need no order between them.
     std::vector<std::string_view> rooms_named;
@@ -142,10 +143,11 @@ void cluster_node::send_plain_says(const std::vector<const pending_say*>& part) 
         }
     }
     args.insert(args.end(), entries.begin(), entries.end());
-    link_.script(scripts::says, key_views, args, answer_batch(std::move(numbers)));
+    link_.script(scripts::says, key_views, args, answer_batch(std::move(numbers), scope));
 }
 
-void cluster_node::send_general(const std::vector<const pending_say*>& part, const std::vector<bool>& resent) {
+void cluster_node::send_general(const std::vector<const pending_say*>& part, const std::vector<bool>& resent,
+                                std::uint32_t scope) {
     std::deque<std::string> owned;
     std::vector<std::string_view> key_views;
     key_views.reserve(part.size() * 4);
@@ -173,11 +175,14 @@ void cluster_node::send_general(const std::vector<const pending_say*>& part, con
             args.insert(args.end(), {"0", "0", "0"});
         }
     }
-    link_.script(scripts::say, key_views, args, answer_batch(std::move(numbers)));
+    link_.script(scripts::say, key_views, args, answer_batch(std::move(numbers), scope));
 }
 
-redis_callback cluster_node::answer_batch(std::vector<std::uint64_t> numbers) {
-    return [this, numbers = std::move(numbers)](std::optional<redis_reply> reply) {
+redis_callback cluster_node::answer_batch(std::vector<std::uint64_t> numbers, std::uint32_t scope) {
+    return [this, numbers = std::move(numbers), scope](std::optional<redis_reply> reply) {
+        if (auto out = says_out_.find(scope); out != says_out_.end() && --out->second == 0) {
+            says_out_.erase(out);
+        }
         for (std::size_t i = 0; i < numbers.size(); ++i) {
             if (!reply || reply->is_error()) {
                 on_say_answer(numbers[i], reply);
@@ -188,6 +193,7 @@ redis_callback cluster_node::answer_batch(std::vector<std::uint64_t> numbers) {
                               redis_reply{redis_reply::kind::error, 0, "the say script gave no answer for it", {}});
             }
         }
+        flush_says(true);  // what waited for this answer
     };
 }
 

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "rooms/cluster/presence_scripts.hpp"
+
 #include <array>
 #include <string_view>
 
@@ -13,60 +15,90 @@
 // (lua_partition_tag below).
 namespace parley::cluster::scripts {
 
-// KEYS: name lease, this node's users hash. ARGV: node, ttl ms, user, channel, login event.
-// 1 when the name is this node's now, 0 when another node holds it.
+// ---- names: a lease per name in the user's partition, and the partition's users index ----
+
+// KEYS: name lease, this node's users hash, the partition's users index. ARGV: node, ttl ms,
+// user. 1 when the name is this node's now, 0 when another node holds it.
 inline constexpr std::string_view claim_name = R"lua(
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-if redis.call('HSET', KEYS[2], ARGV[3], '1') == 1 then redis.call('PUBLISH', ARGV[4], ARGV[5]) end
+redis.call('HSET', KEYS[2], ARGV[3], '1')
+redis.call('HSET', KEYS[3], ARGV[3], ARGV[1])
 return 1
 )lua";
 
-// KEYS: name lease, this node's users hash. ARGV: node, user, channel, logout event.
+// KEYS: name lease, this node's users hash, the partition's users index. ARGV: node, user.
 inline constexpr std::string_view release_name = R"lua(
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-if redis.call('HDEL', KEYS[2], ARGV[2]) == 1 then redis.call('PUBLISH', ARGV[3], ARGV[4]) end
+if redis.call('HGET', KEYS[3], ARGV[2]) == ARGV[1] then redis.call('HDEL', KEYS[3], ARGV[2]) end
+redis.call('HDEL', KEYS[2], ARGV[2])
 return 1
 )lua";
 
 // Where a name's lease and this node's users hash live in different slots (Redis Cluster), the
-// two scripts above go in two steps: the lease (claim_lease, release_lease), then the users hash
+// two scripts above go in two steps: the lease (claim_lease, release_leases), then the users hash
 // (node_user).
-// KEYS: name lease. ARGV: node, ttl ms. 1 when the name is this node's now, 0 when another holds it.
+// KEYS: name lease, the partition's users index. ARGV: node, ttl ms, user. 1 when the name is this
+// node's now, 0 when another holds it.
 inline constexpr std::string_view claim_lease = R"lua(
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[3], ARGV[1])
 return 1
 )lua";
 
-// KEYS: name leases. ARGV: node. Deletes those this node holds.
+// KEYS: pairs of a name lease and its partition's users index. ARGV: node, then the names.
+// Frees those this node holds.
 inline constexpr std::string_view release_leases = R"lua(
-for _, key in ipairs(KEYS) do
-  if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key) end
+for i = 1, #KEYS, 2 do
+  local user = ARGV[(i + 1) / 2 + 1]
+  if redis.call('GET', KEYS[i]) == ARGV[1] then redis.call('DEL', KEYS[i]) end
+  if redis.call('HGET', KEYS[i + 1], user) == ARGV[1] then redis.call('HDEL', KEYS[i + 1], user) end
 end
 return 1
 )lua";
 
-// KEYS: this node's users hash. ARGV: '+' or '-', user, channel, login or logout event, published
-// when the hash changed.
+// KEYS: this node's users hash. ARGV: '+' or '-', user.
 inline constexpr std::string_view node_user = R"lua(
-local changed
-if ARGV[1] == '+' then changed = redis.call('HSET', KEYS[1], ARGV[2], '1') else changed = redis.call('HDEL', KEYS[1], ARGV[2]) end
-if changed == 1 then redis.call('PUBLISH', ARGV[3], ARGV[4]) end
-return changed
+if ARGV[1] == '+' then return redis.call('HSET', KEYS[1], ARGV[2], '1') end
+return redis.call('HDEL', KEYS[1], ARGV[2])
 )lua";
 
-// KEYS: name leases held by this node. ARGV: node, ttl ms. Renews each; returns the (1-based)
-// positions of those another node holds now (this node lost them, e.g. after an outage).
+// KEYS: partitions' users indexes (one server's, or one slot's). Returns {user, node, ...} for
+// the names whose lease still names the node; entries whose lease ran out or moved are dropped.
+inline constexpr std::string_view users_index = R"lua(
+local out = {}
+for _, index in ipairs(KEYS) do
+  local prefix = string.sub(index, 1, #index - 5)
+  local rows = redis.call('HGETALL', index)
+  for i = 1, #rows, 2 do
+    if redis.call('GET', prefix .. 'name:' .. rows[i]) == rows[i + 1] then
+      out[#out + 1] = rows[i]
+      out[#out + 1] = rows[i + 1]
+    else
+      redis.call('HDEL', index, rows[i])
+    end
+  end
+end
+return out
+)lua";
+
+// KEYS: pairs of a name lease held by this node and its partition's users index. ARGV: node, ttl
+// ms, then the names. Renews each (a lease that ran out is taken again, and the name listed
+// again); returns the (1-based) positions of the names another node holds now (this node lost
+// them, e.g. after an outage).
 inline constexpr std::string_view renew_names = R"lua(
 local lost = {}
-for i, key in ipairs(KEYS) do
-  local holder = redis.call('GET', key)
-  if holder == ARGV[1] then redis.call('PEXPIRE', key, ARGV[2])
-  elseif not holder then redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
-  else table.insert(lost, i) end
+for i = 1, #KEYS, 2 do
+  local n = (i + 1) / 2
+  local holder = redis.call('GET', KEYS[i])
+  if holder == ARGV[1] then redis.call('PEXPIRE', KEYS[i], ARGV[2])
+  elseif not holder then
+    redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+    redis.call('HSET', KEYS[i + 1], ARGV[n + 2], ARGV[1])
+  else table.insert(lost, n) end
 end
 return lost
 )lua";
@@ -273,106 +305,6 @@ end
 return out
 )lua";
 
-// ---- presence: who is in a room, kept in the room's partition and told on its channel ----
-// A room's members hash maps each member to the node that holds it, and its field "\n" (no
-// name holds a newline) to the room's membership version, which every change moves on by one
-// and never back. Each change is published on the room's channel as "J", "L" or "D" (left
-// because the connection ended), then the node, the room, the user, the version and the
-// presence JSON (empty: the reader makes it), one per line, so the nodes that feed the room see
-// it in order with the room's messages. A partition's rooms index maps each room with members to
-// their number (the cluster-wide room list).
-
-// KEYS: the room's members hash, its partition's rooms index. ARGV: 'J', 'L' or 'D', user,
-// node, room, room's channel, presence JSON. A join from node N makes the user N's member (moved
-// from another node that still held it); a leave counts only from the node that holds it.
-// Returns the new version, 0 when nothing changed.
-inline constexpr std::string_view presence = R"lua(
-local holder = redis.call('HGET', KEYS[1], ARGV[2])
-if ARGV[1] == 'J' then
-  if holder == ARGV[3] then return 0 end
-  redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
-  if not holder then redis.call('HINCRBY', KEYS[2], ARGV[4], 1) end
-else
-  if holder ~= ARGV[3] then return 0 end
-  redis.call('HDEL', KEYS[1], ARGV[2])
-  if redis.call('HINCRBY', KEYS[2], ARGV[4], -1) <= 0 then redis.call('HDEL', KEYS[2], ARGV[4]) end
-end
-local v = redis.call('HINCRBY', KEYS[1], '\n', 1)
-redis.call('SPUBLISH', ARGV[5], ARGV[1] .. '\n' .. ARGV[3] .. '\n' .. ARGV[4] .. '\n' .. ARGV[2] .. '\n' .. string.format('%d', v) .. '\n' .. ARGV[6])
-return v
-)lua";
-
-// KEYS: the room's members hash, its partition's rooms index. ARGV: node, room, room's channel,
-// then the users node holds in the room now (empty after the node is gone). Makes the hash agree:
-// node's members not listed leave ("D", disconnected), listed users it lacks join. Each change
-// is published once, however many nodes run this for the same dead node. Returns the version.
-inline constexpr std::string_view room_members_of = R"lua(
-local keep = {}
-for i = 4, #ARGV do keep[ARGV[i]] = true end
-local fields = redis.call('HGETALL', KEYS[1])
-local v = tonumber(redis.call('HGET', KEYS[1], '\n') or '0')
-local function told(kind, user)
-  v = redis.call('HINCRBY', KEYS[1], '\n', 1)
-  redis.call('SPUBLISH', ARGV[3], kind .. '\n' .. ARGV[1] .. '\n' .. ARGV[2] .. '\n' .. user .. '\n' .. string.format('%d', v) .. '\n')
-end
-for i = 1, #fields, 2 do
-  local user, node = fields[i], fields[i + 1]
-  if user ~= '\n' then
-    if node == ARGV[1] and not keep[user] then
-      redis.call('HDEL', KEYS[1], user)
-      if redis.call('HINCRBY', KEYS[2], ARGV[2], -1) <= 0 then redis.call('HDEL', KEYS[2], ARGV[2]) end
-      told('D', user)
-    elseif keep[user] then
-      if node ~= ARGV[1] then
-        redis.call('HSET', KEYS[1], user, ARGV[1])
-        told('J', user)
-      end
-      keep[user] = nil
-    end
-  end
-end
-for i = 4, #ARGV do
-  if keep[ARGV[i]] then
-    keep[ARGV[i]] = nil
-    redis.call('HSET', KEYS[1], ARGV[i], ARGV[1])
-    redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
-    told('J', ARGV[i])
-  end
-end
-return v
-)lua";
-
-// KEYS: a room's seq counter, its members hash. Returns {last seq, membership version, {user,
-// node, ...}} (0 for a counter not made yet).
-inline constexpr std::string_view room_state = R"lua(
-local fields = redis.call('HGETALL', KEYS[2])
-local members = {}
-local v = '0'
-for i = 1, #fields, 2 do
-  if fields[i] == '\n' then v = fields[i + 1] else
-    members[#members + 1] = fields[i]
-    members[#members + 1] = fields[i + 1]
-  end
-end
-return {redis.call('GET', KEYS[1]) or '0', v, members}
-)lua";
-
-// KEYS: partitions' rooms indexes (one server's, or one slot's). Returns per room with members
-// in them: its name, its member count and its topic ('' for none).
-inline constexpr std::string_view rooms_index = R"lua(
-local out = {}
-for _, index in ipairs(KEYS) do
-  local prefix = string.sub(index, 1, #index - 5)
-  local rows = redis.call('HGETALL', index)
-  for i = 1, #rows, 2 do
-    out[#out + 1] = rows[i]
-    out[#out + 1] = rows[i + 1]
-    out[#out + 1] = redis.call('HGET', prefix .. 'room:' .. rows[i] .. ':settings', 'topic\n') or ''
-  end
-end
-return out
-)lua";
-
 // ARGV: node, ttl ms, channel, node_state event, user count U, then U users, then "ROOM\nUSER"
 // fields. Replaces what the cluster knows of this node (after an outage its users and rooms may
 // have changed) and tells the others to read its users again. Returns the "ROOM\nUSER" fields it
@@ -391,9 +323,9 @@ return old
 )lua";
 
 // ARGV: node, epoch to use when the cluster has none, channel, marker event. Returns {epoch,
-// {node, users, ...}} for the other live nodes, then publishes the marker: events before it on
-// the channel are in this answer, events after it are not. (The rooms' members and seqs are read
-// per room, room_state.)
+// {node, ...}} for the other live nodes, then publishes the marker: events before it on the
+// channel are in this answer, events after it are not. (The rooms' members and seqs are read
+// per room, room_state; users per partition, users_index.)
 inline constexpr std::string_view snapshot = R"lua(
 local epoch = redis.call('GET', 'parley:{cluster}:epoch')
 if not epoch then
@@ -404,19 +336,15 @@ local nodes = {}
 for _, id in ipairs(redis.call('SMEMBERS', 'parley:{cluster}:nodes')) do
   if id ~= ARGV[1] and redis.call('EXISTS', 'parley:{cluster}:node:' .. id) == 1 then
     table.insert(nodes, id)
-    table.insert(nodes, redis.call('HKEYS', 'parley:{cluster}:node:' .. id .. ':users'))
   end
 end
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return {epoch, nodes}
 )lua";
 
-// KEYS: the name leases this node holds. ARGV: node, channel, node_gone event. The node leaves
-// at a shutdown: its names are free and the others drop its users at once.
+// ARGV: node, channel, node_gone event. The node leaves at a shutdown (its names were freed
+// before, release_leases): the others drop it at once.
 inline constexpr std::string_view depart = R"lua(
-for _, key in ipairs(KEYS) do
-  if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key) end
-end
 local prefix = 'parley:{cluster}:node:' .. ARGV[1]
 redis.call('DEL', prefix, prefix .. ':users', prefix .. ':rooms')
 redis.call('SREM', 'parley:{cluster}:nodes', ARGV[1])
@@ -428,12 +356,12 @@ return 1
 
 // KEYS: the conversation's seq counter, its stream, the sender's markers hash, the recipient's
 // (left out where they live in other slots, Redis Cluster: the node moves them after).
-// ARGV: channel, event head (its sender line included), ts, JSON before the seq, JSON after it,
-// stream length, the conversation's key (the markers' field), "NODE:RUN:NUMBER" of the dm, and
-// "1" when it is sent again after its answer was lost. Numbers the dm, stores it, makes the
-// conversation one of both users' (the sender's marker moves to it, the recipient's starts at
-// 0) and publishes it; returns its seq. A dm sent again that is among the conversation's newest
-// entries already is neither stored nor published twice: its seq is returned.
+// ARGV: two unused, ts, JSON before the seq, JSON after it, stream length, the conversation's
+// key (the markers' field), "NODE:RUN:NUMBER" of the dm, and "1" when it is sent again after its
+// answer was lost. Numbers the dm, stores it, makes the conversation one of both users' (the
+// sender's marker moves to it, the recipient's starts at 0); returns its seq, and the node
+// publishes it on both users' channels (which live in other slots). A dm sent again that is
+// among the conversation's newest entries already is not stored twice: its seq is returned.
 inline constexpr std::string_view dm = R"lua(
 if ARGV[9] == '1' then
   for _, entry in ipairs(redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1000)) do
@@ -451,7 +379,6 @@ if KEYS[3] then
   if seq > mine then redis.call('HSET', KEYS[3], ARGV[7], seq) end
   redis.call('HSETNX', KEYS[4], ARGV[7], 0)
 end
-redis.call('PUBLISH', ARGV[1], ARGV[2] .. json)
 return seq
 )lua";
 
@@ -592,9 +519,9 @@ return moved
 
 // Every script above: the transport loads them all (SCRIPT LOAD) on every connect, before the
 // node hears that Redis is up, so calls by SHA never meet a Redis that lacks one.
-inline constexpr std::array<std::string_view, 21> all = {
-    claim_name,    release_name, renew_names, heartbeat,   say,        presence,  room_members_of,
-    room_state,    rooms_index,  register_node, snapshot,  depart,     dm,        read_marker,
-    conversations, read_log,     says,        log_tips,    claim_lease, release_leases, node_user};
+inline constexpr std::array<std::string_view, 22> all = {
+    claim_name,    release_name, renew_names, heartbeat,   say,         presence,       room_members_of, room_state,
+    rooms_index,   users_index,  register_node, snapshot,  depart,      dm,             read_marker,     conversations,
+    read_log,      says,         log_tips,    claim_lease, release_leases, node_user};
 
 }  // namespace parley::cluster::scripts

@@ -100,8 +100,10 @@ void redis_transport::connect_shards() {
         // Named by shard in the log when there are several.
         const std::string suffix = shards_.size() > 1 ? " of shard " + std::to_string(i + 1) : std::string();
         s.commands = redis_connection::create(executor_, opts, "commands" + suffix);
-        // Rooms' channels are sharded channels; the cluster's own is a plain one.
-        opts.sharded = [](std::string_view channel) { return keys::room_partition(channel).has_value(); };
+        // Rooms' and users' channels are sharded channels; the cluster's own is a plain one.
+        opts.sharded = [](std::string_view channel) {
+            return keys::room_partition(channel).has_value() || keys::is_user_channel(channel);
+        };
         s.subscriber = redis_connection::create(executor_, opts, "events" + suffix);
         for (auto* c : {&s.commands, &s.subscriber}) {
             (*c)->on_up([this, i] { on_up(i); });
@@ -111,8 +113,8 @@ void redis_transport::connect_shards() {
             }
         }
         // The cluster's own channel lives on the first shard; the others carry rooms' channels
-        // only. On a Redis Cluster the connections are new after every reset: the rooms'
-        // channels subscribed so far go with them.
+        // only. On a Redis Cluster the connections are new after every reset: the rooms' and
+        // users' channels subscribed so far go with them.
         std::vector<std::string> channels;
         if (i == 0) {
             channels.emplace_back(keys::channel);

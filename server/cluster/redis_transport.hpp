@@ -118,7 +118,7 @@ private:
     std::chrono::milliseconds rediscover_delay_{100};
     bool resetting_ = false;    // between a topology change and the next slot map
     bool told_up_ = false;      // the node was told Redis is up, and not told it is down since
-    std::set<std::string, std::less<>> room_channels_;  // the rooms' channels the node wants
+    std::set<std::string, std::less<>> room_channels_;  // the rooms' and users' channels the node wants
 };
 
 }  // namespace parley::cluster

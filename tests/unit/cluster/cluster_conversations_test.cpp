@@ -40,12 +40,16 @@ protected:
         return {&c, welcome};
     }
 
-    // The dm script's call, answered with seq; returns the event the script publishes.
-    std::string answer_dm(sent_call& call, std::int64_t seq) {
-        std::string event = call.args.at(1) + call.args.at(3) + std::to_string(seq) + call.args.at(4);
+    // The dm script's call, answered with seq; returns what the node then publishes (channel,
+    // event), in order.
+    std::vector<std::pair<std::string, std::string>> answer_dm(sent_call& call, std::int64_t seq) {
         redis_.answer(call, integer_reply(seq));
         settle();
-        return event;
+        std::vector<std::pair<std::string, std::string>> published;
+        while (auto p = redis_.take_if("SPUBLISH")) {
+            published.emplace_back(p->argv.at(1), p->argv.at(2));
+        }
+        return published;
     }
 };
 
@@ -61,21 +65,26 @@ TEST_F(cluster_conversations_test, a_dm_is_one_script_its_sender_gets_copy_then_
     ASSERT_TRUE(call);
     EXPECT_EQ(call->keys, (std::vector<std::string>{keys::conversation_seq("dm:alice:bob"), keys::conversation_stream("dm:alice:bob"),
                                                     keys::user_markers("alice"), keys::user_markers("bob")}));
-    EXPECT_EQ(call->args.at(0), "parley:events");
     EXPECT_EQ(call->args.at(5), "100") << "bounded like a room's stream";
     EXPECT_EQ(call->args.at(6), "dm:alice:bob");
     EXPECT_EQ(call->args.at(8), "0");
     EXPECT_TRUE(alice.output.frames.empty()) << "answered before Redis numbered it";
 
-    const std::string event = answer_dm(*call, 7);
+    const auto published = answer_dm(*call, 7);
     auto mine = alice.take();
     ASSERT_EQ(mine.size(), 2u) << json(mine).dump();
     EXPECT_EQ(mine[0], (json{{"type", "dm"}, {"from", "alice"}, {"to", "bob"}, {"text", "psst"}, {"seq", 7},
                              {"ts", mine[0]["ts"]}}));
     EXPECT_EQ(mine[1], (json{{"type", "ack"}, {"re", 5}, {"with", "bob"}, {"seq", 7}}));
 
-    // The published event: bob and alice's other session get the same dm; the sender no second copy.
-    node_.on_channel_message(event);
+    // Published on bob's channel and alice's (after the answer, so never twice): bob and alice's
+    // other session get the same dm; the sender no second copy.
+    ASSERT_EQ(published.size(), 2u);
+    EXPECT_EQ(published[0].first, keys::user_channel("bob"));
+    EXPECT_EQ(published[1].first, keys::user_channel("alice"));
+    for (const auto& [channel, event] : published) {
+        node_.on_channel_message(event);
+    }
     settle();
     EXPECT_EQ(bob.take_one(), mine[0]);
     EXPECT_EQ(alice_phone.take_one(), mine[0]);
@@ -267,11 +276,17 @@ TEST_F(cluster_node_test, without_tokens_a_dm_is_live_only_and_nothing_is_asked_
     alice.send({{"type", "read"}, {"with", "bob"}, {"seq", 1}, {"id", 2}});
     alice.send({{"type", "dm_history"}, {"with", "bob"}, {"id", 3}});
     settle();
+    // The dm only goes to bob's channel, live (nobody reads it: bob is not logged in).
+    auto live = redis_.take("SPUBLISH");
+    ASSERT_TRUE(live);
+    EXPECT_EQ(live->argv.at(1), keys::user_channel("bob"));
+    redis_.answer(*live, integer_reply(0));
+    settle();
     auto replies = alice.take();
     ASSERT_EQ(replies.size(), 3u) << json(replies).dump();
-    EXPECT_TRUE(is_error(replies[0], "user_not_found", 1));
-    EXPECT_TRUE(is_error(replies[1], "user_not_found", 2));
-    EXPECT_EQ(replies[2], (json{{"type", "dm_history"}, {"with", "bob"}, {"messages", json::array()}, {"re", 3}}));
+    EXPECT_TRUE(is_error(replies[0], "user_not_found", 2));
+    EXPECT_EQ(replies[1], (json{{"type", "dm_history"}, {"with", "bob"}, {"messages", json::array()}, {"re", 3}}));
+    EXPECT_TRUE(is_error(replies[2], "user_not_found", 1));
     for (const char* name : {"dm", "read_marker", "conversations", "XREVRANGE", "XRANGE"}) {
         EXPECT_EQ(redis_.count(name), 0u) << name;
     }

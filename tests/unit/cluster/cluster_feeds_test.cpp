@@ -35,7 +35,7 @@ TEST_F(cluster_node_test, a_join_into_a_room_not_fed_here_waits_until_it_is_caug
     alice.send({{"type", "say"}, {"room", "lobby"}, {"text", "hi"}, {"id", 2}});
     settle();
     EXPECT_TRUE(alice.take().empty()) << "answered before the room was fed";
-    EXPECT_EQ(redis_.subscribed, (std::vector<std::string>{lobby_channel}));
+    EXPECT_EQ(room_subscriptions(), (std::vector<std::string>{lobby_channel}));
     EXPECT_EQ(redis_.count("say"), 0u) << "the say waits behind the join";
     EXPECT_EQ(redis_.count("room_state"), 0u) << "nothing is read before the subscription holds";
 
@@ -73,10 +73,10 @@ TEST_F(cluster_node_test, a_room_nobody_here_is_in_stops_being_fed_after_two_hea
     settle();
     node_.heartbeat();
     settle();
-    EXPECT_EQ(redis_.subscribed, (std::vector<std::string>{lobby_channel})) << "kept for a while";
+    EXPECT_EQ(room_subscriptions(), (std::vector<std::string>{lobby_channel})) << "kept for a while";
     node_.heartbeat();
     settle();
-    EXPECT_TRUE(redis_.subscribed.empty());
+    EXPECT_TRUE(room_subscriptions().empty());
     EXPECT_EQ(node_.health().rooms_fed, 0u);
 
     // A message still on its way is dropped: the room is not caught up for nobody.
@@ -89,7 +89,7 @@ TEST_F(cluster_node_test, a_room_nobody_here_is_in_stops_being_fed_after_two_hea
     alice.take();
     alice.send({{"type", "join"}, {"room", "lobby"}});
     settle();
-    EXPECT_EQ(redis_.subscribed, (std::vector<std::string>{lobby_channel}));
+    EXPECT_EQ(room_subscriptions(), (std::vector<std::string>{lobby_channel}));
     EXPECT_EQ(redis_.count("room_state"), 1u);
 }
 
@@ -101,7 +101,7 @@ TEST_F(cluster_node_test, a_room_someone_here_is_in_stays_fed) {
         node_.heartbeat();
         settle();
     }
-    EXPECT_EQ(redis_.subscribed, (std::vector<std::string>{lobby_channel}));
+    EXPECT_EQ(room_subscriptions(), (std::vector<std::string>{lobby_channel}));
     EXPECT_EQ(redis_.unsubscribes, 0u);
 }
 
@@ -111,7 +111,7 @@ TEST_F(cluster_node_test, a_room_joined_while_redis_was_away_is_subscribed_befor
     redis_.confirm_subscriptions = false;
     node_.on_redis_up();
     settle();
-    EXPECT_EQ(redis_.subscribed, (std::vector<std::string>{lobby_channel}));
+    EXPECT_EQ(room_subscriptions(), (std::vector<std::string>{lobby_channel}));
     EXPECT_EQ(redis_.count("snapshot"), 0u) << "read before the room's messages could arrive";
     node_.on_subscribed(lobby_channel);
     settle();
@@ -141,6 +141,10 @@ TEST_F(cluster_node_test, requests_behind_a_waiting_join_are_bounded) {
     auto get = redis_.take("room_state");
     ASSERT_TRUE(get);
     redis_.answer(*get, room_state_reply(0));
+    settle();
+    auto users = redis_.take("users_index");  // the waiting users requests, answered by one read
+    ASSERT_TRUE(users);
+    redis_.answer(*users, strings_reply({"alice", "a"}));
     settle();
     const auto answers = alice.take();
     ASSERT_EQ(answers.size(), 65u);

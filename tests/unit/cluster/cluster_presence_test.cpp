@@ -100,7 +100,7 @@ TEST_F(cluster_node_test, a_room_no_longer_fed_forgets_its_members_elsewhere) {
     node_.heartbeat();
     node_.heartbeat();
     settle();
-    EXPECT_TRUE(redis_.subscribed.empty());
+    EXPECT_TRUE(room_subscriptions().empty());
     EXPECT_EQ(world_.hub().rooms().find("lobby"), nullptr) << "bob kept the room open here";
 }
 

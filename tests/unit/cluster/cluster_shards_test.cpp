@@ -143,6 +143,45 @@ TEST_F(two_shards_test, the_says_of_one_pass_go_in_one_call_per_shard) {
     EXPECT_NE(third->args.at(4).find("\"two\""), std::string::npos);
 }
 
+TEST_F(two_shards_test, says_wait_while_their_shards_batch_is_out_then_go_in_one_call) {
+    test_client& alice = alice_in_both_rooms();
+    redis_.calls.clear();
+    const std::size_t before = redis_.say_batches;
+    alice.send({{"type", "say"}, {"room", near_room}, {"text", "one"}});
+    settle();
+    ASSERT_EQ(redis_.say_batches, before + 1);
+    auto one = redis_.take("say");
+    ASSERT_TRUE(one);
+
+    // While "one" is out, the near room's says wait; the far room's shard has nothing out.
+    alice.send({{"type", "say"}, {"room", near_room}, {"text", "two"}});
+    alice.send({{"type", "say"}, {"room", near_room}, {"text", "three"}});
+    alice.send({{"type", "say"}, {"room", far_room}, {"text", "elsewhere"}});
+    settle();
+    ASSERT_EQ(redis_.say_batches, before + 2) << "only the far room's say went";
+    auto elsewhere = redis_.take("say");
+    ASSERT_TRUE(elsewhere);
+    EXPECT_EQ(elsewhere->args.at(7), far_room);
+
+    redis_.answer(*one, integer_reply(1));
+    settle();
+    EXPECT_EQ(redis_.say_batches, before + 3) << "two and three together, once one was answered";
+    auto two = redis_.take("say");
+    auto three = redis_.take("say");
+    ASSERT_TRUE(two && three);
+    EXPECT_NE(two->args.at(4).find("\"two\""), std::string::npos);
+    EXPECT_NE(three->args.at(4).find("\"three\""), std::string::npos);
+
+    // Another command never overtakes a say made before it: the waiting say goes first.
+    redis_.calls.clear();
+    alice.send({{"type", "say"}, {"room", near_room}, {"text", "four"}});
+    alice.send({{"type", "typing"}, {"room", near_room}});
+    settle();
+    ASSERT_EQ(redis_.calls.size(), 2u);
+    EXPECT_EQ(redis_.calls[0].script, "say");
+    EXPECT_EQ(redis_.calls[1].argv.at(0), "SPUBLISH");
+}
+
 TEST_F(two_shards_test, a_lost_shard_detaches_only_its_rooms_and_they_catch_up_when_it_returns) {
     test_client& alice = alice_in_both_rooms();
 

@@ -95,7 +95,7 @@ protected:
         if (!claim) {
             return c;
         }
-        EXPECT_EQ(claim->keys, std::vector<std::string>{keys::name_lease(user)});
+        EXPECT_EQ(claim->keys, (std::vector<std::string>{keys::name_lease(user), keys::users_index(partition_of(user))}));
         redis_.answer(*claim, integer_reply(1));
         settle();
         auto users = redis_.take("node_user");
@@ -139,7 +139,8 @@ TEST_F(per_slot_test, no_script_spans_two_slots_and_the_says_of_one_pass_go_in_o
     settle();
     auto released = redis_.take("release_leases");
     ASSERT_TRUE(released);
-    EXPECT_EQ(released->keys, std::vector<std::string>{keys::name_lease("alice")});
+    EXPECT_EQ(released->keys,
+              (std::vector<std::string>{keys::name_lease("alice"), keys::users_index(partition_of("alice"))}));
     auto gone = redis_.take("node_user");
     ASSERT_TRUE(gone);
     EXPECT_EQ(gone->args.at(0), "-");

@@ -39,7 +39,7 @@ inline std::string script_name(std::string_view text) {
                          {scripts::renew_names, "renew_names"},   {scripts::heartbeat, "heartbeat"},
                          {scripts::say, "say"},                   {scripts::presence, "presence"},
                          {scripts::room_members_of, "room_members_of"}, {scripts::room_state, "room_state"},
-                         {scripts::rooms_index, "rooms_index"},
+                         {scripts::rooms_index, "rooms_index"},   {scripts::users_index, "users_index"},
                          {scripts::register_node, "register_node"}, {scripts::snapshot, "snapshot"},
                          {scripts::depart, "depart"},           {scripts::dm, "dm"},
                          {scripts::read_marker, "read_marker"}, {scripts::conversations, "conversations"},

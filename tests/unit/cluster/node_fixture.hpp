@@ -77,18 +77,17 @@ inline redis_reply stream_entry_reply(std::string_view room, std::string_view fr
 
 struct other_node {
     std::string id;
-    std::vector<std::string> users;
+    std::vector<std::string> users;        // (logged in there: answered to users_index reads by the test)
     std::vector<std::string> memberships;  // "ROOM\nUSER"
 };
 
-// The snapshot script's answer: the epoch, the other nodes and their users.
+// The snapshot script's answer: the epoch and the other live nodes.
 inline redis_reply snapshot_reply(const std::vector<other_node>& nodes) {
-    std::vector<redis_reply> listed;
+    std::vector<std::string> ids;
     for (const auto& n : nodes) {
-        listed.push_back(string_reply(n.id));
-        listed.push_back(strings_reply(n.users));
+        ids.push_back(n.id);
     }
-    return array_reply({string_reply(std::to_string(cluster_epoch)), array_reply(std::move(listed))});
+    return array_reply({string_reply(std::to_string(cluster_epoch)), strings_reply(ids)});
 }
 
 // A room_state answer: the room's seq, its membership version and its members on other nodes.
@@ -155,6 +154,17 @@ protected:
         json reply = c.take_one();
         EXPECT_EQ(reply.value("type", ""), "joined") << reply.dump();
         return reply;
+    }
+
+    // The rooms' channels subscribed (users' channels left out).
+    std::vector<std::string> room_subscriptions() const {
+        std::vector<std::string> out;
+        for (const std::string& channel : redis_.subscribed) {
+            if (!keys::room_of_channel(channel).empty()) {
+                out.push_back(channel);
+            }
+        }
+        return out;
     }
 
     // Runs the cluster's thread and every worker until nothing is left to run.

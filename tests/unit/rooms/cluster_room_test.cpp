@@ -80,17 +80,22 @@ public:
         kept.push_back({std::string(room), std::string(from), std::string(text), {}, {}});
     }
     cluster_health health() const override { return {}; }
-    bool online_elsewhere(std::string_view user) const override { return remote_users.count(std::string(user)) != 0; }
-    void send_dm(std::string_view to, const shared_frame& frame) override {
-        dms.emplace_back(std::string(to), std::string(protocol::frame_payload(frame.view())));
+    void send_dm(std::string_view to, const shared_frame& frame, std::function<void(bool)> done) override {
+        const bool there = remote_users.count(std::string(to)) != 0;
+        if (there) {
+            dms.emplace_back(std::string(to), std::string(protocol::frame_payload(frame.view())));
+        }
+        done(there);
     }
     void list_rooms(std::function<void(std::optional<std::vector<listed_room>>)> done) override {
         done(std::nullopt);  // the session lists this node's rooms
     }
-    void append_remote_users(std::vector<std::string>& out) const override {
+    void list_users(std::function<void(std::optional<std::vector<std::string>>)> done) override {
+        std::vector<std::string> out;
         for (const auto& [user, node] : remote_users) {
             out.push_back(user);
         }
+        done(out);
     }
     // What is kept for identities (token mode) is the cluster node's own tests' subject
     // (tests/unit/cluster); these tests log in without tokens, which never asks for it.
@@ -365,14 +370,18 @@ TEST(cluster_session, dms_and_users_reach_other_nodes) {
     cluster.answer_claim(cluster_link::claim_outcome::claimed);
     alice.take();
 
+    // The cluster's answers are posted back to the session's worker.
     alice.send({{"type", "users"}, {"id", 1}});
+    world.run();
     EXPECT_EQ(alice.take_one()["users"], json({"alice", "bob"}));
     alice.send({{"type", "dm"}, {"to", "bob"}, {"text", "psst"}});
+    world.run();
     ASSERT_EQ(cluster.dms.size(), 1u);
     EXPECT_EQ(cluster.dms[0].first, "bob");
     EXPECT_EQ(json::parse(cluster.dms[0].second)["text"], "psst");
-    EXPECT_EQ(alice.take_one()["type"], "dm") << "the sender's own copy";
+    EXPECT_EQ(alice.take_one()["type"], "dm") << "the sender's own copy, once bob's node had it";
     alice.send({{"type", "dm"}, {"to", "nobody"}, {"text", "x"}, {"id", 2}});
+    world.run();
     EXPECT_TRUE(is_error(alice.take_one(), "user_not_found", 2));
 }
 
