@@ -100,15 +100,18 @@ def cpu_seconds(pid):
 
 
 def command_usec(ports):
-    """Redis's own time per command (INFO commandstats: usec), summed over the servers. A script's
-    whole run counts under evalsha, and the commands it calls count under their own names too."""
+    """Redis's own time per command (INFO commandstats: usec) and its calls, summed over the
+    servers. A script's whole run counts under evalsha, and the commands it calls count under
+    their own names too."""
     totals = {}
+    calls = {}
     for port in ports:
         text = subprocess.run(["redis-cli", "-p", str(port), "info", "commandstats"], capture_output=True,
                               text=True).stdout
-        for name, usec in re.findall(r"^cmdstat_([a-z|]+):calls=\d+,usec=(\d+)", text, re.M):
+        for name, count, usec in re.findall(r"^cmdstat_([a-z|]+):calls=(\d+),usec=(\d+)", text, re.M):
             totals[name] = totals.get(name, 0) + int(usec)
-    return totals
+            calls[name] = calls.get(name, 0) + int(count)
+    return totals, calls
 
 
 def messages_received(port):
@@ -157,7 +160,7 @@ def run(build, cluster, load_args, shards=1):
                               ["--port", ports, "--server-pid", ",".join(pids)],
                               capture_output=True, text=True, timeout=600)
         redis_cpu = sum(cpu_seconds(r.pid) for r in redises) - redis_cpu_before
-        by_command = command_usec(redis_ports) if cluster else {}
+        by_command, calls = command_usec(redis_ports) if cluster else ({}, {})
         received = [messages_received(n[2]) for n in nodes] if cluster else []
     finally:
         for daemon, drain, _ in nodes:
@@ -180,6 +183,10 @@ def run(build, cluster, load_args, shards=1):
         result["redis_command_us_per_say"] = {name: round(usec / result["says_sent"], 2)
                                               for name, usec in sorted(by_command.items(), key=lambda x: -x[1])
                                               if usec / result["says_sent"] >= 0.01}
+        # How many says one script call carried on average (the node batches what its loop
+        # gathered while its previous batch was out).
+        if calls.get("evalsha"):
+            result["says_per_script_call"] = round(result["says_sent"] / calls["evalsha"], 2)
     if received and None not in received:
         # Every message is read by at least one node (its sender's), so the sum of the nodes'
         # counts over the says sent says how often a message is read; the largest share is the
