@@ -253,8 +253,10 @@ private:
     void send_plain_says(const std::vector<const pending_say*>& part, std::uint32_t scope);
     void send_general(const std::vector<const pending_say*>& part, const std::vector<bool>& resent,
                       std::uint32_t scope);
-    // The answer to a batch: each message's part of it, to on_say_answer.
-    redis_callback answer_batch(std::vector<std::uint64_t> numbers, std::uint32_t scope);
+    // The answer to a batch: each message's part of it, to on_say_answer. per_room: the says
+    // per room of a scripts::says batch, whose answer is each room's first seq.
+    redis_callback answer_batch(std::vector<std::uint64_t> numbers, std::uint32_t scope,
+                                std::vector<std::size_t> per_room = {});
     // Tells an event's sender that the cluster did not take it (unavailable, or
     // message_not_found for an edit or delete of a message deleted meanwhile).
     void refuse_event(const pending_say& event, protocol::error_code why);

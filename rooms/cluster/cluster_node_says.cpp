@@ -121,10 +121,10 @@ void cluster_node::send_plain_says(const std::vector<const pending_say*>& part, 
     std::vector<std::string_view> key_views;
     std::vector<std::string_view> args = {owned.emplace_back(std::to_string(options_.stream_length)),
                                           owned.emplace_back(std::to_string(rooms_named.size()))};
-    std::vector<std::string_view> entries;
-    entries.reserve(part.size());
     std::vector<std::uint64_t> numbers;
     numbers.reserve(part.size());
+    std::vector<std::size_t> counts;
+    counts.reserve(rooms_named.size());
     const std::string said_prefix = options_.node_id + ":" + incarnation_ + ":";
     for (std::size_t r = 0; r < rooms_named.size(); ++r) {
         key_views.push_back(owned.emplace_back(keys::room_seq(rooms_named[r])));
@@ -132,18 +132,23 @@ void cluster_node::send_plain_says(const std::vector<const pending_say*>& part, 
         args.push_back(rooms_named[r]);
         args.push_back(owned.emplace_back(std::to_string(per_room[r].size())));
         args.push_back(owned.emplace_back(keys::room_channel(rooms_named[r])));
+        // The room's says, each as its x, joined by newlines: stored and published as they are
+        // (for_each_said reads them back).
+        std::string& says = owned.emplace_back();
         for (const pending_say* say : per_room[r]) {
-            // Stored and published as it is (for_each_said reads it back).
-            std::string& x = owned.emplace_back(std::to_string(say->json_before.size()));
-            x.append("\n").append(std::to_string(say->ts)).append("\n").append(say->ack).append("\n");
-            x.append(said_prefix).append(std::to_string(say->nonce)).append("\n");
-            x.append(say->json_before).append(say->json_after);
-            entries.push_back(x);
+            if (!says.empty()) {
+                says.push_back('\n');
+            }
+            says.append(std::to_string(say->json_before.size())).append("\n");
+            says.append(std::to_string(say->ts)).append("\n").append(say->ack).append("\n");
+            says.append(said_prefix).append(std::to_string(say->nonce)).append("\n");
+            says.append(say->json_before).append(say->json_after);
             numbers.push_back(say->nonce);
         }
+        args.push_back(says);
+        counts.push_back(per_room[r].size());
     }
-    args.insert(args.end(), entries.begin(), entries.end());
-    link_.script(scripts::says, key_views, args, answer_batch(std::move(numbers), scope));
+    link_.script(scripts::says, key_views, args, answer_batch(std::move(numbers), scope, std::move(counts)));
 }
 
 void cluster_node::send_general(const std::vector<const pending_say*>& part, const std::vector<bool>& resent,
@@ -178,10 +183,23 @@ void cluster_node::send_general(const std::vector<const pending_say*>& part, con
     link_.script(scripts::say, key_views, args, answer_batch(std::move(numbers), scope));
 }
 
-redis_callback cluster_node::answer_batch(std::vector<std::uint64_t> numbers, std::uint32_t scope) {
-    return [this, numbers = std::move(numbers), scope](std::optional<redis_reply> reply) {
+redis_callback cluster_node::answer_batch(std::vector<std::uint64_t> numbers, std::uint32_t scope,
+                                          std::vector<std::size_t> per_room) {
+    return [this, numbers = std::move(numbers), scope, per_room = std::move(per_room)](std::optional<redis_reply> reply) {
         if (auto out = says_out_.find(scope); out != says_out_.end() && --out->second == 0) {
             says_out_.erase(out);
+        }
+        if (!per_room.empty() && reply && reply->is_array()) {
+            // scripts::says answers each room's first seq: its says have that seq and the next ones.
+            std::vector<redis_reply> seqs;
+            seqs.reserve(numbers.size());
+            for (std::size_t r = 0; r < per_room.size() && r < reply->elements.size(); ++r) {
+                const redis_reply& first = reply->elements[r];
+                for (std::size_t i = 0; i < per_room[r] && first.is_integer(); ++i) {
+                    seqs.push_back({redis_reply::kind::integer, first.integer + static_cast<std::int64_t>(i), {}, {}});
+                }
+            }
+            reply->elements = std::move(seqs);
         }
         for (std::size_t i = 0; i < numbers.size(); ++i) {
             if (!reply || reply->is_error()) {

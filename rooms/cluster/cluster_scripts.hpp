@@ -3,6 +3,7 @@
 #include "rooms/cluster/presence_scripts.hpp"
 
 #include <array>
+#include <cstddef>
 #include <string_view>
 
 // The Lua scripts the cluster runs in Redis. Each runs atomically: what it checks, writes and
@@ -172,7 +173,9 @@ for m = 1, tonumber(ARGV[4]) do
       local fields = entry[2]
       for i = 1, #fields, 2 do
         if (fields[i] == 'n' and fields[i + 1] == said) or
-           (fields[i] == 'x' and string.find(fields[i + 1], line, 1, true)) then result = 0 end
+           ((fields[i] == 'x' or fields[i] == 'b') and string.find(fields[i + 1], line, 1, true)) then
+          result = 0
+        end
       end
     end
   end
@@ -191,7 +194,9 @@ for m = 1, tonumber(ARGV[4]) do
   if not result then
     local seq = redis.call('INCR', seq_key)
     local json = before .. seq .. after
-    redis.call('XADD', log_key, 'MAXLEN', '~', ARGV[1], seq .. '-1', 'j', json, 't', ts, 'a', ack, 'n', said)
+    -- Trimmed by seq, not by entries: an entry of a batch of says holds many.
+    local oldest = string.format('%d', math.max(seq - tonumber(ARGV[1]) + 1, 0))
+    redis.call('XADD', log_key, 'MINID', '~', oldest, seq .. '-1', 'j', json, 't', ts, 'a', ack, 'n', said)
     for i = 0, settings - 1 do
       local field, value = ARGV[settings_at + 2 * i], ARGV[settings_at + 2 * i + 1]
       if value == '' then redis.call('HDEL', settings_key, field) else redis.call('HSET', settings_key, field, value) end
@@ -215,59 +220,93 @@ return out
 )lua";
 
 // The fast path of says: a batch of plain says (no event, none sent again), which is what a busy
-// cluster sends. Per say it only stores (XADD); per room it numbers once (INCRBY) and publishes
-// once, and trims the stream (XTRIM) when its seq passes a multiple of 64; the node did all the
-// text work before. Each say's text
-// comes once and is both stored and published as it is: Redis's Lua hashes every byte of every
-// string it makes, so the script makes one per room (the publication), none per say.
+// cluster sends. Per room it numbers once (INCRBY), stores once (one stream entry holds the
+// room's says of the batch) and publishes once, and trims the stream (XTRIM MINID, by seq) when
+// its seq passes a multiple of 64; the node did all the text work before. Redis's Lua hashes
+// every byte of every string it makes, and a stream entry costs its allocation and bookkeeping,
+// so the script makes one of each per room, none per say.
 // KEYS: two per room of the batch: its seq counter, its stream.
-// ARGV: stream length, the room count R, then per room: its name, its count of says, its channel;
-// then per say (grouped by room, in the rooms' order) its stream entry's x:
-// "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n" and the JSON without the seq's digits
-// (stream_entries.hpp). Publishes on each room's channel "X", the room's first seq, "\n", the
-// room, and "\n" and each say's x (cluster_event.hpp: for_each_said). Returns the seqs, in the
-// says' order.
+// ARGV: stream length, the room count R, then per room: its name, its count of says C, its
+// channel, and its says: each say's x, "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n" and the JSON
+// without the seq's digits (stream_entries.hpp), joined by newlines.
+// Stores the says as the entry "FIRST-C" with the field b: the says as given (the says are
+// numbered FIRST, FIRST + 1, ... in order). Publishes on each room's channel "X", the room's
+// first seq, "\n", the room, "\n" and the says (cluster_event.hpp: for_each_said). Returns each
+// room's first seq, in the rooms' order.
 inline constexpr std::string_view says = R"lua(
-local seqs = {}
-local rooms = tonumber(ARGV[2])
-local at = 3 + 3 * rooms
-local n = 0
-for r = 1, rooms do
-  local base = 3 * r
+local firsts = {}
+local length = tonumber(ARGV[1])
+for r = 1, tonumber(ARGV[2]) do
+  local base = 4 * r - 1
   local count = tonumber(ARGV[base + 1])
-  local first = redis.call('INCRBY', KEYS[2 * r - 1], count) - count
+  local last = redis.call('INCRBY', KEYS[2 * r - 1], count)
+  local first = last - count + 1
   local log = KEYS[2 * r]
-  local parts = {string.format('X%d\n', first + 1) .. ARGV[base]}
-  for i = 1, count do
-    local seq = first + i
-    -- '%d', not seq .. '': Lua turns a number into text with '%.14g', a costly float format
-    redis.call('XADD', log, string.format('%d-1', seq), 'x', ARGV[at])
-    parts[i + 1] = ARGV[at]
-    at = at + 1
-    n = n + 1
-    seqs[n] = seq
+  -- '%d', not first .. '': Lua turns a number into text with '%.14g', a costly float format
+  redis.call('XADD', log, string.format('%d-%d', first, count), 'b', ARGV[base + 3])
+  -- Trimmed when the batch crosses a multiple of 64 seqs: the stream holds at most that many
+  -- more than its length until then, and most batches pay no XTRIM.
+  if math.floor(last / 64) ~= math.floor((first - 1) / 64) and last > length then
+    redis.call('XTRIM', log, 'MINID', '~', string.format('%d', last - length + 1))
   end
-  -- Trimmed when the batch crosses a multiple of 64 seqs: the stream exceeds its length by at
-  -- most that until then, and a batch of one or two says (most of them) pays no XTRIM.
-  if math.floor((first + count) / 64) ~= math.floor(first / 64) then
-    redis.call('XTRIM', log, 'MAXLEN', '~', ARGV[1])
-  end
-  redis.call('SPUBLISH', ARGV[base + 2], table.concat(parts, '\n'))
+  redis.call('SPUBLISH', ARGV[base + 2], string.format('X%d\n', first) .. ARGV[base] .. '\n' .. ARGV[base + 3])
+  firsts[r] = first
 end
-return seqs
+return firsts
 )lua";
 
 // KEYS: a room's stream, its revised set. ARGV: the lowest seq, the highest ('' for the newest),
-// at most how many, and "1" for newest first. The stream's entries in that range with the
-// revised messages merged in at their seqs, in the stream's reply form (XRANGE, or XREVRANGE).
+// at most how many, and "1" for newest first. The stream's messages in that range with the
+// revised messages merged in at their seqs, in the stream's reply form (XRANGE, or XREVRANGE),
+// one entry per message: a batch's entry is given as one "SEQ-1" entry with x per say.
 inline constexpr std::string_view read_log = R"lua(
 local low, count, newest = tonumber(ARGV[1]), tonumber(ARGV[3]), ARGV[4] == '1'
-local high_id = ARGV[2] == '' and '+' or (ARGV[2] .. '-1')
-local entries
+local high_seq = ARGV[2] == '' and math.huge or tonumber(ARGV[2])
+local high_id = ARGV[2] == '' and '+' or ARGV[2]
+local raw
 if newest then
-  entries = redis.call('XREVRANGE', KEYS[1], high_id, low .. '-1', 'COUNT', count)
+  raw = redis.call('XREVRANGE', KEYS[1], high_id, ARGV[1], 'COUNT', count)
 else
-  entries = redis.call('XRANGE', KEYS[1], low .. '-1', high_id, 'COUNT', count)
+  raw = redis.call('XRANGE', KEYS[1], ARGV[1], high_id, 'COUNT', count)
+end
+-- A batch's entry ("FIRST-C", scripts::says) that starts below the range may reach into it.
+local below = redis.call('XREVRANGE', KEYS[1], string.format('%d', low - 1), '-', 'COUNT', 1)
+-- Each say of a batch's entry becomes an entry of its own, "SEQ-1" with its x, in the order
+-- asked; the range and the count cut (what is past the count is never made).
+local entries = {}
+local function take(list, backwards)
+  for _, entry in ipairs(list) do
+    local first, n = string.match(entry[1], '^(%d+)%-(%d+)$')
+    first, n = tonumber(first), tonumber(n)
+    local fields = entry[2]
+    if fields[1] == 'b' then
+      local says, at, block = {}, 1, fields[2]
+      for k = 0, n - 1 do
+        local stop = at - 1
+        for _ = 1, 5 do stop = string.find(block, '\n', stop + 1, true) or (#block + 1) end
+        local seq = first + k
+        if seq >= low and seq <= high_seq then says[#says + 1] = {seq, at, stop - 1} end
+        at = stop + 1
+      end
+      local from, to, step = 1, #says, 1
+      if backwards then from, to, step = #says, 1, -1 end
+      for s = from, to, step do
+        if #entries >= count then return end
+        local say = says[s]
+        entries[#entries + 1] = {string.format('%d-1', say[1]), {'x', string.sub(block, say[2], say[3])}}
+      end
+    elseif first and first >= low and first <= high_seq then
+      if #entries >= count then return end
+      entries[#entries + 1] = entry
+    end
+  end
+end
+if newest then
+  take(raw, true)
+  take(below, true)
+else
+  take(below, false)
+  take(raw, false)
 end
 if redis.call('EXISTS', KEYS[2]) == 0 then return entries end
 local high = ARGV[2] == '' and '+inf' or ARGV[2]
@@ -397,11 +436,50 @@ redis.call('HSET', KEYS[1], ARGV[1], seq)
 return {seq, 1}
 )lua";
 
+// Scripts made of parts, joined at compile time: a Lua function two scripts share.
+template <const std::string_view&... parts>
+struct joined {
+    static constexpr auto text = [] {
+        std::array<char, (parts.size() + ...)> out{};
+        std::size_t at = 0;
+        for (const std::string_view part : {parts...}) {
+            for (const char c : part) {
+                out[at++] = c;
+            }
+        }
+        return out;
+    }();
+    static constexpr std::string_view value{text.data(), text.size()};
+};
+
+// Lua's newest_ts(log): the time of a stream's newest message, '0' when it holds none. Its t, or
+// the TS line of its x, or of the last say of a batch's b (the entry "FIRST-C" holds C says of
+// five lines each).
+inline constexpr std::string_view newest_ts_function = R"lua(
+local function newest_ts(log)
+  local newest = redis.call('XREVRANGE', log, '+', '-', 'COUNT', 1)[1]
+  if not newest then return '0' end
+  local count = tonumber(string.match(newest[1], '%-(%d+)$')) or 1
+  local fields, ts = newest[2], '0'
+  for j = 1, #fields, 2 do
+    local value = fields[j + 1]
+    if fields[j] == 't' then ts = value end
+    if fields[j] == 'b' then
+      local at = 0
+      for _ = 1, 5 * (count - 1) do at = string.find(value, '\n', at + 1, true) or #value end
+      value = string.sub(value, at + 1)
+    end
+    if fields[j] == 'x' or fields[j] == 'b' then ts = string.match(value, '^%d+\n(%d+)') or ts end
+  end
+  return ts
+end
+)lua";
+
 // KEYS: the user's markers hash. Returns {field, marker, last seq, last ts, ...}: each log the
 // user has a marker in, with its last seq (its counter) and the time of its newest stored
 // message (0 when the stream holds none). Builds the logs' key names itself (cluster_keys.hpp; the
 // partition as migrate_layout computes it): a field starting "dm:" is a conversation, any other a room.
-inline constexpr std::string_view conversations = R"lua(
+inline constexpr std::string_view conversations_body = R"lua(
 local function tag(owner)
   local h = 37
   for i = 1, #owner do h = (bit.bxor(h, string.byte(owner, i) % 128) * 51) % 128 end
@@ -413,43 +491,27 @@ for i = 1, #markers, 2 do
   local field = markers[i]
   local base = 'parley:' .. tag(field) .. ':room:' .. field
   if string.sub(field, 1, 3) == 'dm:' then base = 'parley:' .. tag(field) .. ':' .. field end
-  local ts = '0'
-  local newest = redis.call('XREVRANGE', base .. ':log', '+', '-', 'COUNT', 1)
-  if newest[1] then
-    local fields = newest[1][2]
-    for j = 1, #fields, 2 do
-      if fields[j] == 't' then ts = fields[j + 1] end
-      if fields[j] == 'x' then ts = string.match(fields[j + 1], '^%d+\n(%d+)') or ts end
-    end
-  end
   table.insert(out, field)
   table.insert(out, markers[i + 1])
   table.insert(out, redis.call('GET', base .. ':seq') or '0')
-  table.insert(out, ts)
+  table.insert(out, newest_ts(base .. ':log'))
 end
 return out
 )lua";
+inline constexpr std::string_view conversations = joined<newest_ts_function, conversations_body>::value;
 
 // KEYS: pairs of a log's seq counter and its stream. Returns {last seq, last ts, ...}, one pair
 // per log, as scripts::conversations gives them: for a user's logs on a server other than the
 // one holding the user's markers.
-inline constexpr std::string_view log_tips = R"lua(
+inline constexpr std::string_view log_tips_body = R"lua(
 local out = {}
 for i = 1, #KEYS, 2 do
-  local ts = '0'
-  local newest = redis.call('XREVRANGE', KEYS[i + 1], '+', '-', 'COUNT', 1)
-  if newest[1] then
-    local fields = newest[1][2]
-    for j = 1, #fields, 2 do
-      if fields[j] == 't' then ts = fields[j + 1] end
-      if fields[j] == 'x' then ts = string.match(fields[j + 1], '^%d+\n(%d+)') or ts end
-    end
-  end
   table.insert(out, redis.call('GET', KEYS[i]) or '0')
-  table.insert(out, ts)
+  table.insert(out, newest_ts(KEYS[i + 1]))
 end
 return out
 )lua";
+inline constexpr std::string_view log_tips = joined<newest_ts_function, log_tips_body>::value;
 
 // ---- the keys' layout ----
 

@@ -17,8 +17,9 @@ bool parse_number(std::string_view text, T& out) {
     return !text.empty() && ec == std::errc() && end == text.data() + text.size();
 }
 
-// A message as a room's stream holds it: the entry ["SEQ-1", [field, value, ...]] that a script
-// wrote. Two layouts: a say of a batch (scripts::says) has only x: "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n"
+// A message as a room's stream gives it: the entry ["SEQ-1", [field, value, ...]] of one message,
+// as scripts::read_log answers (it splits a batch's entry into its says) and a dm's stream
+// holds. Two layouts: a say of a batch (scripts::says) has only x: "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n"
 // then the JSON with the seq's digits left out at OFFSET (the entry's id holds them); anything
 // else (scripts::say, a dm, a revised message) has j: the JSON, t: its time, n:
 // "NODE:RUN:NUMBER", a: the ack ticket.

@@ -178,6 +178,9 @@ private:
         std::vector<std::optional<redis_reply>> replies;
         std::size_t answered = 0;
         redis_callback done;
+        // A batch of plain says: the says per room. Redis answers each room's first seq (its
+        // says are numbered from there one by one).
+        std::vector<std::size_t> per_room;
     };
     static redis_callback answer_part(const std::shared_ptr<batch>& shared, std::size_t m) {
         return [shared, m](std::optional<redis_reply> reply) {
@@ -193,6 +196,20 @@ private:
                 }
                 elements.push_back(std::move(*r));
             }
+            if (!shared->per_room.empty()) {
+                std::vector<redis_reply> firsts;
+                std::size_t room_first = 0;
+                for (const std::size_t says : shared->per_room) {
+                    for (std::size_t i = 1; i < says; ++i) {
+                        EXPECT_EQ(elements[room_first + i].integer,
+                                  elements[room_first].integer + static_cast<long long>(i))
+                            << "the says script numbers a room's says one after another";
+                    }
+                    firsts.push_back(elements[room_first]);
+                    room_first += says;
+                }
+                elements = std::move(firsts);
+            }
             redis_reply whole;
             whole.type = redis_reply::kind::array;
             whole.elements = std::move(elements);
@@ -206,39 +223,46 @@ private:
                            redis_callback done) {
         ++say_batches;
         batch_keys.emplace_back(keys.begin(), keys.end());
-        // ARGV: stream length, R, per room (name, count, channel), then the entries.
+        // ARGV: stream length, R, per room: name, count, channel, its says (each say's x, joined
+        // by newlines).
         const std::size_t rooms = std::stoul(std::string(args[1]));
-        for (std::size_t room = 0; room < rooms; ++room) {
-            published_on.emplace_back(args[4 + 3 * room]);
-        }
-        const std::size_t count = args.size() - 2 - 3 * rooms;
         auto shared = std::make_shared<batch>();
-        shared->replies.resize(count);
         shared->done = std::move(done);
+        for (std::size_t room = 0; room < rooms; ++room) {
+            published_on.emplace_back(args[4 + 4 * room]);
+            shared->per_room.push_back(std::stoul(std::string(args[3 + 4 * room])));
+        }
+        std::size_t count = 0;
+        for (const std::size_t says : shared->per_room) {
+            count += says;
+        }
+        shared->replies.resize(count);
         std::size_t m = 0;
         for (std::size_t room = 0; room < rooms; ++room) {
-            const std::size_t says = std::stoul(std::string(args[3 + 3 * room]));
-            for (std::size_t i = 0; i < says; ++i, ++m) {
+            std::string_view block = args[5 + 4 * room];
+            for (std::size_t i = 0; i < shared->per_room[room]; ++i, ++m) {
                 // x: "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n" and the JSON without its seq
-                std::string_view x = args[2 + 3 * rooms + m];
                 std::string_view lines[4];
                 for (std::string_view& line : lines) {
-                    const std::size_t end = x.find('\n');
-                    line = x.substr(0, end);
-                    x.remove_prefix(end + 1);
+                    const std::size_t end = block.find('\n');
+                    line = block.substr(0, end);
+                    block.remove_prefix(end + 1);
                 }
+                const std::size_t json_end = block.find('\n');
+                const std::string_view x = block.substr(0, json_end);
+                block.remove_prefix(json_end == std::string_view::npos ? block.size() : json_end + 1);
                 const std::size_t offset = std::stoul(std::string(lines[0]));
                 const std::string_view said = lines[3];
                 const std::size_t colon = said.find(':');
                 const std::size_t colon2 = said.find(':', colon + 1);
-                std::vector<std::string> message = {std::string(args[4 + 3 * room]),
-                                                    message_event_head(said.substr(0, colon), args[2 + 3 * room], {}),
+                std::vector<std::string> message = {std::string(args[4 + 4 * room]),
+                                                    message_event_head(said.substr(0, colon), args[2 + 4 * room], {}),
                                                     std::string(lines[1]),
                                                     std::string(lines[2]),
                                                     std::string(x.substr(0, offset)),
                                                     std::string(x.substr(offset)),
                                                     std::string(args[0]),
-                                                    std::string(args[2 + 3 * room]),
+                                                    std::string(args[2 + 4 * room]),
                                                     std::string(said.substr(0, colon)),
                                                     std::string(said.substr(colon + 1, colon2 - colon - 1)),
                                                     std::string(said.substr(colon2 + 1)),
