@@ -116,6 +116,7 @@ void cluster_node::on_redis_up() {
     if (stopped_ || phase_ != phase::down) {
         return;
     }
+    read_partition_shards();
     begin_sync(true);
 }
 

@@ -2,11 +2,13 @@
 
 #include "protocol/error_code.hpp"
 #include "rooms/cluster/cluster_event.hpp"
+#include "rooms/cluster/partitions.hpp"
 #include "rooms/cluster/redis_link.hpp"
 #include "rooms/cluster_link.hpp"
 #include "rooms/history/history_store.hpp"
 #include "rooms/message_bus.hpp"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -98,6 +100,10 @@ public:
     // shard other than the first as down before it connects, and up when it answers.
     void on_shard_down(std::uint32_t shard);
     void on_shard_up(std::uint32_t shard);
+    // On a Redis Cluster: shard's master left the slot map, so none of the node's rooms lives
+    // there any more (the masters that took its slots are down until they answer, and catch
+    // those rooms up). Its state clears without a resync.
+    void on_shard_gone(std::uint32_t shard);
     // A publication on the cluster's channel (one event, or a batch of messages), in Redis's order.
     void on_channel_message(std::string_view publication);
     // Redis confirmed a subscription this node asked for (redis_link::subscribe).
@@ -213,6 +219,10 @@ private:
     void run(std::function<void()> task);  // posts to the cluster's thread
     // The shard a room lives on, and whether it is unreachable now (thread: any).
     std::uint32_t shard_of_room(std::string_view room) const;
+    // Reads each partition's shard from the link into partition_shards_ (thread: the cluster's).
+    // On a Redis Cluster the slot map may change while the node runs: read at every shard's
+    // loss and return (the transport tells a loss under the old map, a return under the new).
+    void read_partition_shards();
     bool shard_down(std::uint32_t shard) const {
         return shard != 0 && ((shards_down_.load(std::memory_order_acquire) >> shard) & 1) != 0;
     }
@@ -354,6 +364,8 @@ private:
     // Bit N: shard N (never the first) is unreachable. Shards that returned while the node was
     // syncing are caught up when the sync ends (shards_returned_).
     std::atomic<std::uint64_t> shards_down_{0};
+    // Per partition, its shard as the link last gave it; read by shard_of_room on any thread.
+    std::array<std::atomic<std::uint32_t>, partition_count> partition_shards_{};
     std::uint64_t shards_returned_ = 0;
     std::int64_t epoch_ = 0;  // the cluster's history epoch, from the last sync
     std::atomic<std::int64_t> log_epoch_;

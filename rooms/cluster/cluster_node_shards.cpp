@@ -21,7 +21,13 @@ namespace parley::cluster {
 using if_missing = rooms::room_directory::if_missing;
 
 std::uint32_t cluster_node::shard_of_room(std::string_view room) const {
-    return shard_of_partition(partition_of(room), link_.shard_count());
+    return partition_shards_[partition_of(room)].load(std::memory_order_relaxed);
+}
+
+void cluster_node::read_partition_shards() {
+    for (std::uint32_t p = 0; p < partition_count; ++p) {
+        partition_shards_[p].store(link_.shard_of(keys::rooms_index(p)), std::memory_order_relaxed);
+    }
 }
 
 bool cluster_node::sequencing(std::string_view room) const {
@@ -32,6 +38,7 @@ void cluster_node::on_shard_down(std::uint32_t shard) {
     if (stopped_ || shard == 0 || shard >= 64 || shard_down(shard)) {
         return;
     }
+    read_partition_shards();
     shards_down_.fetch_or(std::uint64_t{1} << shard, std::memory_order_acq_rel);
     shards_returned_ &= ~(std::uint64_t{1} << shard);
     if (phase_ == phase::down) {
@@ -73,6 +80,7 @@ void cluster_node::on_shard_up(std::uint32_t shard) {
     if (stopped_ || !shard_down(shard)) {
         return;
     }
+    read_partition_shards();
     shards_down_.fetch_and(~(std::uint64_t{1} << shard), std::memory_order_acq_rel);
     if (phase_ == phase::up) {
         resync_shard(shard);
@@ -80,6 +88,16 @@ void cluster_node::on_shard_up(std::uint32_t shard) {
         shards_returned_ |= std::uint64_t{1} << shard;  // after the sync, which left its rooms out
     }
     // Down: the next sync takes the shard's rooms with the others.
+}
+
+void cluster_node::on_shard_gone(std::uint32_t shard) {
+    if (stopped_ || !shard_down(shard)) {
+        return;
+    }
+    read_partition_shards();
+    shards_down_.fetch_and(~(std::uint64_t{1} << shard), std::memory_order_acq_rel);
+    shards_returned_ &= ~(std::uint64_t{1} << shard);
+    report(report_level::info, "redis shard " + std::to_string(shard + 1) + " left the redis cluster's slot map");
 }
 
 void cluster_node::resync_shard(std::uint32_t shard) {

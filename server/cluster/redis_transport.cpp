@@ -92,47 +92,52 @@ void redis_transport::connect() {
 
 void redis_transport::connect_shards() {
     for (std::size_t i = 0; i < shards_.size(); ++i) {
-        shard& s = shards_[i];
-        redis_connection::options opts;
-        opts.host = s.endpoint.host;
-        opts.port = s.endpoint.port;
-        opts.password = s.endpoint.password;
-        // Named by shard in the log when there are several.
-        const std::string suffix = shards_.size() > 1 ? " of shard " + std::to_string(i + 1) : std::string();
-        s.commands = redis_connection::create(executor_, opts, "commands" + suffix);
-        // Rooms' and users' channels are sharded channels; the cluster's own is a plain one.
-        opts.sharded = [](std::string_view channel) {
-            return keys::room_partition(channel).has_value() || keys::is_user_channel(channel);
-        };
-        s.subscriber = redis_connection::create(executor_, opts, "events" + suffix);
-        for (auto* c : {&s.commands, &s.subscriber}) {
-            (*c)->on_up([this, i] { on_up(i); });
-            (*c)->on_down([this, i] { on_down(i); });
-            if (redis_cluster_) {
-                (*c)->on_refusal([this](std::string_view what) { topology_changed(what); });
-            }
-        }
-        // The cluster's own channel lives on the first shard; the others carry rooms' channels
-        // only. On a Redis Cluster the connections are new after every reset: the rooms' and
-        // users' channels subscribed so far go with them.
-        std::vector<std::string> channels;
-        if (i == 0) {
-            channels.emplace_back(keys::channel);
-        }
-        for (const std::string& channel : room_channels_) {
-            if (redis_cluster_ && slot_owner_[key_slot(channel)] == i) {
-                channels.push_back(channel);
-            }
-        }
-        s.subscriber->subscribe(std::move(channels),
-                                [this](std::string_view, std::string_view payload) { node_->on_channel_message(payload); });
-        s.subscriber->on_subscribed([this](std::string_view channel) { node_->on_subscribed(channel); });
-        s.commands->start();
-        s.subscriber->start();
-        spdlog::info("cluster: node {} joining through redis {}:{}{}", node_->node_id(), s.endpoint.host,
-                     s.endpoint.port, suffix);
+        connect_shard(i);
     }
     connected_ = true;
+}
+
+void redis_transport::connect_shard(std::size_t i) {
+    close_shard(i);
+    shard& s = shards_[i];
+    redis_connection::options opts;
+    opts.host = s.endpoint.host;
+    opts.port = s.endpoint.port;
+    opts.password = s.endpoint.password;
+    // Named by shard in the log when there are several.
+    const std::string suffix = shards_.size() > 1 ? " of shard " + std::to_string(i + 1) : std::string();
+    s.commands = redis_connection::create(executor_, opts, "commands" + suffix);
+    // Rooms' and users' channels are sharded channels; the cluster's own is a plain one.
+    opts.sharded = [](std::string_view channel) {
+        return keys::room_partition(channel).has_value() || keys::is_user_channel(channel);
+    };
+    s.subscriber = redis_connection::create(executor_, opts, "events" + suffix);
+    for (auto* c : {&s.commands, &s.subscriber}) {
+        (*c)->on_up([this, i] { on_up(i); });
+        (*c)->on_down([this, i] { on_down(i); });
+        if (redis_cluster_) {
+            (*c)->on_refusal([this, i](std::string_view what) { topology_changed(what, i); });
+        }
+    }
+    // The cluster's own channel lives on the first shard; the others carry rooms' channels
+    // only. On a Redis Cluster the connections are new after every change of the map: the
+    // rooms' and users' channels subscribed so far go with them.
+    std::vector<std::string> channels;
+    if (i == 0) {
+        channels.emplace_back(keys::channel);
+    }
+    for (const std::string& channel : room_channels_) {
+        if (redis_cluster_ && slot_owner_[key_slot(channel)] == i) {
+            channels.push_back(channel);
+        }
+    }
+    s.subscriber->subscribe(std::move(channels),
+                            [this](std::string_view, std::string_view payload) { node_->on_channel_message(payload); });
+    s.subscriber->on_subscribed([this](std::string_view channel) { node_->on_subscribed(channel); });
+    s.commands->start();
+    s.subscriber->start();
+    spdlog::info("cluster: node {} joining through redis {}:{}{}", node_->node_id(), s.endpoint.host, s.endpoint.port,
+                 suffix);
 }
 
 void redis_transport::stop() {
@@ -149,13 +154,8 @@ void redis_transport::stop() {
         rediscover_timer_.reset();
     }
     close_probes();
-    for (shard& s : shards_) {
-        for (auto* c : {&s.commands, &s.subscriber}) {
-            if (*c) {
-                (*c)->stop();
-                c->reset();
-            }
-        }
+    for (std::size_t i = 0; i < shards_.size(); ++i) {
+        close_shard(i);
     }
 }
 
@@ -188,12 +188,26 @@ void redis_transport::on_up(std::size_t i) {
     }
     s.up = true;
     if (redis_cluster_) {
+        if (s.held) {
+            // Back after a change of the map: its rooms resync under the new one.
+            s.held = false;
+            rediscover_delay_ = std::chrono::milliseconds(100);
+            node_->on_shard_up(static_cast<std::uint32_t>(i));
+            return;
+        }
         // Up once every master answers (scripts and commands go to all of them). A Redis
         // Cluster starts from the current layout: there is nothing of an earlier one to move.
-        if (!told_up_ && std::all_of(shards_.begin(), shards_.end(), [](const shard& x) { return x.up; })) {
+        if (!told_up_ && std::all_of(shards_.begin(), shards_.end(), [](const shard& x) { return x.up || x.gone; })) {
             told_up_ = true;
             rediscover_delay_ = std::chrono::milliseconds(100);
-            rediscover_timer_->cancel();
+            if (!resetting_) {
+                rediscover_timer_->cancel();
+            }
+            // Shards the node was told are down (before this reset) are the whole's now; told
+            // while the node is down, they only clear.
+            for (std::uint32_t index = 1; index < 64; ++index) {
+                node_->on_shard_up(index);
+            }
             node_->on_redis_up();
         }
         return;
@@ -223,7 +237,8 @@ void redis_transport::on_down(std::size_t i) {
     shards_[i].up = false;
     if (redis_cluster_) {
         topology_changed("lost the connection to " + shards_[i].endpoint.host + ":" +
-                         std::to_string(shards_[i].endpoint.port));
+                             std::to_string(shards_[i].endpoint.port),
+                         i);
         return;
     }
     if (i != 0) {
@@ -260,10 +275,15 @@ void redis_transport::command(std::span<const std::string_view> argv, redis_call
     const std::string_view key = argv.size() > 3 && argv[0] == "EVALSHA" ? argv[3]
                                  : argv.size() > 1                       ? argv[1]
                                                                          : std::string_view();
-    if (redis_cluster_) {
-        done = watching(std::move(done));
+    const std::uint32_t to = shard_of(key);
+    if (!shards_[to].commands) {
+        refuse(std::move(done));  // a master waiting for the new slot map
+        return;
     }
-    shard_for(key).commands->command(argv, std::move(done));  // refused or lost: nullopt, by its contract
+    if (redis_cluster_) {
+        done = watching(std::move(done), to);
+    }
+    shards_[to].commands->command(argv, std::move(done));  // refused or lost: nullopt, by its contract
 }
 
 void redis_transport::script(std::string_view text, std::span<const std::string_view> keys,
@@ -277,12 +297,12 @@ void redis_transport::script(std::string_view text, std::span<const std::string_
     argv_.insert(argv_.end(), args.begin(), args.end());
     if (keys.empty()) {
         // No key: the cluster's own data, on the first shard.
-        if (!connected_ || stopped_) {
+        if (!connected_ || stopped_ || !shards_.front().commands) {
             refuse(std::move(done));
             return;
         }
         if (redis_cluster_) {
-            done = watching(std::move(done));
+            done = watching(std::move(done), 0);
         }
         shards_.front().commands->command(argv_, std::move(done));
         return;
@@ -294,7 +314,7 @@ void redis_transport::subscribe(std::string_view channel) {
     if (redis_cluster_ && !stopped_) {
         room_channels_.emplace(channel);  // subscribed again by the connections of the next map
     }
-    if (connected_ && !stopped_) {
+    if (connected_ && !stopped_ && shard_for(channel).subscriber) {
         shard_for(channel).subscriber->subscribe({std::string(channel)});
     }
 }
@@ -303,7 +323,7 @@ void redis_transport::unsubscribe(std::string_view channel) {
     if (redis_cluster_) {
         room_channels_.erase(std::string(channel));
     }
-    if (connected_ && !stopped_) {
+    if (connected_ && !stopped_ && shard_for(channel).subscriber) {
         shard_for(channel).subscriber->unsubscribe({std::string(channel)});
     }
 }

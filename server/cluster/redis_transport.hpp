@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -32,14 +33,22 @@ class cluster_node;
 // On a Redis Cluster (redis_cluster), the servers given are seeds: the transport asks one for the
 // slot map (CLUSTER SLOTS), keeps the two connections for each master it names, the first shard
 // being the master of the cluster's own slot, and routes by slot; rooms' channels are sharded
-// channels (SSUBSCRIBE on the master of their slot). Any sign that the map changed (MOVED, ASK,
+// channels (SSUBSCRIBE on the master of their slot). A sign that the map changed (MOVED, ASK,
 // CLUSTERDOWN or TRYAGAIN in an answer, a sharded channel dropped by Redis, a lost connection)
-// resets the whole: every connection closes (pending commands get nullopt), the node hears that
-// Redis is down, the map is read again, and the node hears it is up once every master answers.
-// So a failover or a slot migration is survived as an outage of Redis is: the node resyncs.
+// is local when it comes from a master other than the first: that master's connections close
+// (pending commands get nullopt), the node hears that shard is down (its rooms detach), and the
+// map is read again. Every master that lost or gained slots in the new map is taken down the
+// same way before the map is followed (a new master gets a shard index of its own, a master
+// gone from the map keeps its index unused), and each is told up again once it answers, its
+// rooms resyncing under the new map. So a failover or a slot migration among the other masters
+// is survived as the loss of one standalone shard is. A sign from the first master, a change
+// that touches it, or one before the node was first up resets the whole: every connection
+// closes, the node hears that Redis is down, and it hears Redis is up once every master answers.
 //
 // Thread: post() from any thread; everything else on the executor's (the cluster's) thread,
 // except construction and start(), which may run anywhere before the loop runs.
+struct slot_map;
+
 class redis_transport final : public redis_link {
 public:
     // shards: one or more servers, in the order of cluster.redis (the same on every node); on a
@@ -74,19 +83,38 @@ private:
         std::shared_ptr<redis_connection> commands;
         std::shared_ptr<redis_connection> subscriber;
         bool up = false;  // the node was told it is up, and not told it is down since
+        // Redis Cluster only: the node was told this shard is down for a change of the slot map
+        // (until the shard answers under the new map), or its master left the map (for good).
+        bool held = false;
+        bool gone = false;
     };
 
     void connect();
     // Opens the connections of shards_ (standalone servers, or the masters of the slot map).
     void connect_shards();
+    // Opens shard i's two connections (closing any it had), subscribed to its channels.
+    void connect_shard(std::size_t i);
+    // Closes shard i's connections (their pending commands get nullopt, later).
+    void close_shard(std::size_t i);
     // ---- Redis Cluster (redis_transport_cluster.cpp) ----
     // Asks the seeds and the masters last known for the slot map; connect_shards() once one answers.
     void discover();
     void on_slot_map(const redis_reply& answer, const std::string& asked_host);
-    // Something says the slot map changed (see above): everything is reset and read again.
-    void topology_changed(std::string_view why);
+    // Follows a new map after a local change (see above); false when it touches the first shard.
+    bool follow_map_locally(const slot_map& map, const std::string& password);
+    // Something says the slot map changed (see above), seen on shard `from` when known: that
+    // shard, or everything, is reset and the map read again.
+    void topology_changed(std::string_view why, std::optional<std::size_t> from = std::nullopt);
+    // Every connection closes and the node is told Redis is down; the next map replaces the whole.
+    void reset_all();
+    // The node is told shard i is down and its connections close, for a change of the map.
+    void hold_shard(std::size_t i);
+    // Reads the map again after a while (backing off), unless a read is under way.
+    void schedule_discover();
+    // Waits a while for the masters just connected; those not answering by then are lost again.
+    void expect_masters();
     // A command's callback that watches its answer for a redirection (a Redis Cluster only).
-    redis_callback watching(redis_callback done);
+    redis_callback watching(redis_callback done, std::size_t from);
     void close_probes();
     // Both connections of shard i answer.
     bool shard_connected(std::size_t i) const;
@@ -117,6 +145,7 @@ private:
     std::unique_ptr<boost::asio::steady_timer> rediscover_timer_;
     std::chrono::milliseconds rediscover_delay_{100};
     bool resetting_ = false;    // between a topology change and the next slot map
+    bool full_reset_ = true;    // the next map replaces the whole (not a local change)
     bool told_up_ = false;      // the node was told Redis is up, and not told it is down since
     std::set<std::string, std::less<>> room_channels_;  // the rooms' and users' channels the node wants
 };
