@@ -151,7 +151,7 @@ TEST_F(ClusterConversationsTest, WithoutRedisWhatIsKeptForAUserIsUnavailableNotL
     const std::size_t lines = a.line_count();
     const std::size_t lines_b = b.line_count();
     redis_->stop();
-    ASSERT_TRUE(a.wait_for_line("lost redis", lines));
+    ASSERT_TRUE(a.wait_for_line("lost redis;", lines));
     // Neither numbered here alone nor dropped: the sender is told, and may send it again.
     expect_error_reply(alice, {{"type", "dm"}, {"to", "bob"}, {"text", "while down"}, {"id", 2}}, "unavailable");
     expect_error_reply(alice, {{"type", "read"}, {"with", "bob"}, {"seq", 1}, {"id", 3}}, "unavailable");
