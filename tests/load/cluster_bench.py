@@ -187,6 +187,10 @@ def run(build, cluster, load_args, shards=1):
         # gathered while its previous batch was out).
         if calls.get("evalsha"):
             result["says_per_script_call"] = round(result["says_sent"] / calls["evalsha"], 2)
+        # How many says one room's entry carried (INCRBY runs once per room of a batch, in the
+        # batch script only): Redis's costs per room (INCRBY, XADD, SPUBLISH) divide by this.
+        if calls.get("incrby"):
+            result["says_per_room_entry"] = round(result["says_sent"] / calls["incrby"], 2)
     if received and None not in received:
         # Every message is read by at least one node (its sender's), so the sum of the nodes'
         # counts over the says sent says how often a message is read; the largest share is the
