@@ -66,14 +66,15 @@ inline bool is_said_batch(std::string_view publication) {
 }
 
 // A batch of one room's says as scripts::says publishes it on the room's channel: "X", the
-// first seq, "\n", the room, then per say "\n" and its stream entry's x: five lines, "OFFSET\nTS\n
-// ACK\nNODE:RUN:NUMBER\n" and the JSON with its seq's digits left out at OFFSET (JSON holds no
-// newline). The says are numbered from the first seq one by one. Calls f(const cluster_event&)
-// for each, in order, as a message event (origin: the NODE part; no user); returns false when the
-// batch is malformed (f has seen the says before the fault). Nothing is copied: the events view
-// the publication.
+// stream entry's id "FIRST-COUNT", then per say "\n" and its stream entry's x: five lines,
+// "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n" and the JSON with its seq's digits left out at OFFSET
+// (JSON holds no newline). The says are numbered from the first seq one by one; `room` is the
+// channel's (keys::room_of_channel). Calls f(const cluster_event&) for each, in order, as a
+// message event (origin: the NODE part; no user); returns false when the batch is malformed or
+// holds other than COUNT says (f has seen the says before the fault). Nothing is copied: the
+// events view the publication and the room.
 template <typename F>
-bool for_each_said(std::string_view publication, F&& f) {
+bool for_each_said(std::string_view publication, std::string_view room, F&& f) {
     const auto next_line = [&publication](std::string_view& line) {
         const std::size_t end = publication.find('\n');
         line = publication.substr(0, end);
@@ -93,10 +94,14 @@ bool for_each_said(std::string_view publication, F&& f) {
     next_line(line);
     cluster_event e;
     e.type = event_type::message;
-    if (line.size() < 2 || line[0] != 'X' || !number(line.substr(1), e.seq) || e.seq <= 0 || publication.empty()) {
+    e.room = room;
+    const std::size_t dash = line.find('-');
+    std::int64_t count = 0;
+    if (line.size() < 2 || line[0] != 'X' || dash == std::string_view::npos ||
+        !number(line.substr(1, dash - 1), e.seq) || e.seq <= 0 || !number(line.substr(dash + 1), count) ||
+        count <= 0 || publication.empty() || room.empty()) {
         return false;
     }
-    next_line(e.room);
     --e.seq;
     while (!publication.empty()) {
         std::string_view offset;
@@ -114,10 +119,13 @@ bool for_each_said(std::string_view publication, F&& f) {
         }
         e.seq_at = static_cast<std::size_t>(at);
         e.origin = said.substr(0, said.find(':'));  // node ids hold no ':'
+        if (count-- == 0) {
+            return false;  // more says than the id counts
+        }
         ++e.seq;
         f(static_cast<const cluster_event&>(e));
     }
-    return true;
+    return count == 0;
 }
 
 std::string format_event(event_type type, std::string_view origin, std::string_view room, std::string_view user,

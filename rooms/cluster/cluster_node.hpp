@@ -104,8 +104,9 @@ public:
     // there any more (the masters that took its slots are down until they answer, and catch
     // those rooms up). Its state clears without a resync.
     void on_shard_gone(std::uint32_t shard);
-    // A publication on the cluster's channel (one event, or a batch of messages), in Redis's order.
-    void on_channel_message(std::string_view publication);
+    // A publication on a channel (one event, or a room's batch of messages), in Redis's order.
+    // A batch names no room: it is the channel's (keys::room_of_channel).
+    void on_channel_message(std::string_view publication, std::string_view channel = {});
     // Redis confirmed a subscription this node asked for (redis_link::subscribe).
     void on_subscribed(std::string_view channel);
     // Every name_ttl / 3: renew this node's lease and its names; stop feeding the rooms nobody

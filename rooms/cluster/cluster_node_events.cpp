@@ -43,10 +43,11 @@ room_event room_event_of(event_type type) {
 
 // ---- events from the channel ----
 
-void cluster_node::on_channel_message(std::string_view publication) {
+void cluster_node::on_channel_message(std::string_view publication, std::string_view channel) {
     if (is_said_batch(publication)) {
-        // A room's batch of says (scripts::says).
-        if (!for_each_said(publication, [this](const cluster_event& e) { on_said(e); })) {
+        // A room's batch of says (scripts::says), for the channel's room.
+        const auto said = [this](const cluster_event& e) { on_said(e); };
+        if (!for_each_said(publication, keys::room_of_channel(channel), said)) {
             report(report_level::warn, "ignored the rest of a malformed batch of says on a room's channel");
         }
         return;

@@ -129,7 +129,6 @@ void cluster_node::send_plain_says(const std::vector<const pending_say*>& part, 
     for (std::size_t r = 0; r < rooms_named.size(); ++r) {
         key_views.push_back(owned.emplace_back(keys::room_seq(rooms_named[r])));
         key_views.push_back(owned.emplace_back(keys::room_stream(rooms_named[r])));
-        args.push_back(rooms_named[r]);
         args.push_back(owned.emplace_back(std::to_string(per_room[r].size())));
         args.push_back(owned.emplace_back(keys::room_channel(rooms_named[r])));
         // The room's says, each as its x, joined by newlines: stored and published as they are

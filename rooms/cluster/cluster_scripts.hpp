@@ -226,30 +226,32 @@ return out
 // every byte of every string it makes, and a stream entry costs its allocation and bookkeeping,
 // so the script makes one of each per room, none per say.
 // KEYS: two per room of the batch: its seq counter, its stream.
-// ARGV: stream length, the room count R, then per room: its name, its count of says C, its
-// channel, and its says: each say's x, "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n" and the JSON
-// without the seq's digits (stream_entries.hpp), joined by newlines.
+// ARGV: stream length, the room count R, then per room: its count of says C, its channel, and
+// its says: each say's x, "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n" and the JSON without the seq's
+// digits (stream_entries.hpp), joined by newlines.
 // Stores the says as the entry "FIRST-C" with the field b: the says as given (the says are
-// numbered FIRST, FIRST + 1, ... in order). Publishes on each room's channel "X", the room's
-// first seq, "\n", the room, "\n" and the says (cluster_event.hpp: for_each_said). Returns each
-// room's first seq, in the rooms' order.
+// numbered FIRST, FIRST + 1, ... in order). Publishes on each room's channel "X", the entry's id
+// "FIRST-C", "\n" and the says (cluster_event.hpp: for_each_said; the reader knows the room by
+// the channel). Returns each room's first seq, in the rooms' order.
 inline constexpr std::string_view says = R"lua(
 local firsts = {}
 local length = tonumber(ARGV[1])
 for r = 1, tonumber(ARGV[2]) do
-  local base = 4 * r - 1
-  local count = tonumber(ARGV[base + 1])
+  local base = 3 * r
+  local count = tonumber(ARGV[base])
   local last = redis.call('INCRBY', KEYS[2 * r - 1], count)
   local first = last - count + 1
   local log = KEYS[2 * r]
-  -- '%d', not first .. '': Lua turns a number into text with '%.14g', a costly float format
-  redis.call('XADD', log, string.format('%d-%d', first, count), 'b', ARGV[base + 3])
+  -- '%d', not first .. '': Lua turns a number into text with '%.14g', a costly float format.
+  -- The id is made once and published too: each string Lua makes costs a copy and a hash.
+  local id = string.format('%d-%d', first, count)
+  redis.call('XADD', log, id, 'b', ARGV[base + 2])
   -- Trimmed when the batch crosses a multiple of 64 seqs: the stream holds at most that many
   -- more than its length until then, and most batches pay no XTRIM.
   if math.floor(last / 64) ~= math.floor((first - 1) / 64) and last > length then
     redis.call('XTRIM', log, 'MINID', '~', string.format('%d', last - length + 1))
   end
-  redis.call('SPUBLISH', ARGV[base + 2], string.format('X%d\n', first) .. ARGV[base] .. '\n' .. ARGV[base + 3])
+  redis.call('SPUBLISH', ARGV[base + 1], 'X' .. id .. '\n' .. ARGV[base + 2])
   firsts[r] = first
 end
 return firsts

@@ -131,8 +131,9 @@ void redis_transport::connect_shard(std::size_t i) {
             channels.push_back(channel);
         }
     }
-    s.subscriber->subscribe(std::move(channels),
-                            [this](std::string_view, std::string_view payload) { node_->on_channel_message(payload); });
+    s.subscriber->subscribe(std::move(channels), [this](std::string_view channel, std::string_view payload) {
+        node_->on_channel_message(payload, channel);
+    });
     s.subscriber->on_subscribed([this](std::string_view channel) { node_->on_subscribed(channel); });
     s.commands->start();
     s.subscriber->start();

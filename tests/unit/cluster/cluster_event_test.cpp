@@ -56,14 +56,14 @@ TEST(cluster_event, a_message_given_its_seq_has_it_spliced_into_its_json) {
 }
 
 TEST(cluster_event, a_room_batch_of_stored_says_reads_as_messages_numbered_from_the_first) {
-    // What scripts::says publishes on a room's channel: its first seq, the room, then each say's
-    // stream entry as stored.
+    // What scripts::says publishes on a room's channel: its entry's id (the first seq and the
+    // count), then each say's stream entry as stored; the room is the channel's.
     const std::string json_d = R"({"type":"message","room":"den","seq":,"ts":7})";
     const std::string at = std::to_string(json_d.find("\"seq\":") + 6);
     const std::string x1 = at + "\n7\n0.4.9\nnode-2:1700:11\n" + json_d;
     const std::string x2 = at + "\n8\n\nnode-3:1800:4\n" + json_d;
     std::vector<std::string> seen;
-    EXPECT_TRUE(for_each_said("X41\nden\n" + x1 + "\n" + x2, [&](const cluster_event& e) {
+    EXPECT_TRUE(for_each_said("X41-2\n" + x1 + "\n" + x2, "den", [&](const cluster_event& e) {
         EXPECT_EQ(e.type, event_type::message);
         EXPECT_EQ(e.room, "den");
         seen.push_back(std::string(e.origin) + " " + std::to_string(e.seq) + " " + std::to_string(e.ts) + " " +
@@ -73,17 +73,22 @@ TEST(cluster_event, a_room_batch_of_stored_says_reads_as_messages_numbered_from_
     EXPECT_EQ(seen, (std::vector<std::string>{
                         R"(node-2 41 7 0.4.9 {"type":"message","room":"den","seq":41,"ts":7})",
                         R"(node-3 42 8  {"type":"message","room":"den","seq":42,"ts":7})"}));
-    EXPECT_TRUE(is_said_batch("X41\nden\n" + x1));
+    EXPECT_TRUE(is_said_batch("X41-1\n" + x1));
     // The type letters of single events are followed by a newline: a dead node's event is one.
     EXPECT_FALSE(is_said_batch(format_event(event_type::node_gone, "node-2", {}, {}, {})));
     EXPECT_FALSE(is_said_batch(format_event(event_type::system, "node-2", "den", {}, "{}")));
     const auto ignore = [](const cluster_event&) {};
-    EXPECT_FALSE(for_each_said("X41", ignore)) << "no room";
-    EXPECT_FALSE(for_each_said("X0\nden\n" + x1, ignore));
-    EXPECT_FALSE(for_each_said("Xa\nden\n" + x1, ignore));
-    EXPECT_FALSE(for_each_said("X1\nden\n999\n7\n\nn:1:1\n{}", ignore)) << "offset past the JSON";
-    EXPECT_FALSE(for_each_said("X1\nden\n1\n7\n\nnocolon\n{}", ignore));
-    EXPECT_FALSE(for_each_said("X1\nden\n1\n7\n", ignore)) << "cut short";
+    EXPECT_FALSE(for_each_said("X41-1", "den", ignore)) << "no says";
+    EXPECT_FALSE(for_each_said("X41-1\n" + x1, "", ignore)) << "no room (not a room's channel)";
+    EXPECT_FALSE(for_each_said("X41\n" + x1, "den", ignore)) << "no count";
+    EXPECT_FALSE(for_each_said("X0-1\n" + x1, "den", ignore));
+    EXPECT_FALSE(for_each_said("Xa-1\n" + x1, "den", ignore));
+    EXPECT_FALSE(for_each_said("X41-0\n" + x1, "den", ignore));
+    EXPECT_FALSE(for_each_said("X41-1\n" + x1 + "\n" + x2, "den", ignore)) << "more says than counted";
+    EXPECT_FALSE(for_each_said("X41-3\n" + x1 + "\n" + x2, "den", ignore)) << "fewer says than counted";
+    EXPECT_FALSE(for_each_said("X1-1\n999\n7\n\nn:1:1\n{}", "den", ignore)) << "offset past the JSON";
+    EXPECT_FALSE(for_each_said("X1-1\n1\n7\n\nnocolon\n{}", "den", ignore));
+    EXPECT_FALSE(for_each_said("X1-1\n1\n7\n", "den", ignore)) << "cut short";
 }
 
 TEST(cluster_event, ack_tickets_round_trip) {

@@ -278,11 +278,11 @@ TEST_F(cluster_node_test, the_says_of_one_pass_go_in_one_script_call_and_one_pub
     EXPECT_EQ(redis_.say_batches, batches_before + 1) << "the three says went in more than one call";
     ASSERT_EQ(redis_.count("say"), 3u);
     // Grouped by room, each room's in order. The script publishes on each room's channel "X",
-    // the room's first seq, the room, then each say's stream entry as stored.
+    // the room's entry id (first seq and count), then each say's stream entry as stored.
     EXPECT_EQ(redis_.published_on,
               (std::vector<std::string>{keys::room_channel("lobby"), keys::room_channel("kitchen")}));
-    std::string lobby_batch = "X1\nlobby";
-    std::string kitchen_batch = "X1\nkitchen";
+    std::string lobby_batch = "X1-2";
+    std::string kitchen_batch = "X1-1";
     std::vector<std::int64_t> seqs = {1, 2, 1};
     const std::vector<std::string> texts = {"one", "three", "two"};
     for (std::size_t i = 0; i < 3; ++i) {
@@ -300,8 +300,8 @@ TEST_F(cluster_node_test, the_says_of_one_pass_go_in_one_script_call_and_one_pub
     settle();
     EXPECT_TRUE(alice.received("ack").empty()) << "acked before the messages came back";
 
-    node_.on_channel_message(lobby_batch);
-    node_.on_channel_message(kitchen_batch);
+    node_.on_channel_message(lobby_batch, keys::room_channel("lobby"));
+    node_.on_channel_message(kitchen_batch, keys::room_channel("kitchen"));
     settle();
     std::vector<std::string> seen;
     for (const json& reply : alice.take()) {

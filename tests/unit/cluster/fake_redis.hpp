@@ -223,14 +223,14 @@ private:
                            redis_callback done) {
         ++say_batches;
         batch_keys.emplace_back(keys.begin(), keys.end());
-        // ARGV: stream length, R, per room: name, count, channel, its says (each say's x, joined
-        // by newlines).
+        // ARGV: stream length, R, per room: count, channel, its says (each say's x, joined by
+        // newlines); the room is its channel's.
         const std::size_t rooms = std::stoul(std::string(args[1]));
         auto shared = std::make_shared<batch>();
         shared->done = std::move(done);
         for (std::size_t room = 0; room < rooms; ++room) {
-            published_on.emplace_back(args[4 + 4 * room]);
-            shared->per_room.push_back(std::stoul(std::string(args[3 + 4 * room])));
+            published_on.emplace_back(args[3 + 3 * room]);
+            shared->per_room.push_back(std::stoul(std::string(args[2 + 3 * room])));
         }
         std::size_t count = 0;
         for (const std::size_t says : shared->per_room) {
@@ -239,7 +239,9 @@ private:
         shared->replies.resize(count);
         std::size_t m = 0;
         for (std::size_t room = 0; room < rooms; ++room) {
-            std::string_view block = args[5 + 4 * room];
+            std::string_view block = args[4 + 3 * room];
+            const std::string_view channel = args[3 + 3 * room];
+            const std::string_view name = keys::room_of_channel(channel);
             for (std::size_t i = 0; i < shared->per_room[room]; ++i, ++m) {
                 // x: "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n" and the JSON without its seq
                 std::string_view lines[4];
@@ -255,14 +257,14 @@ private:
                 const std::string_view said = lines[3];
                 const std::size_t colon = said.find(':');
                 const std::size_t colon2 = said.find(':', colon + 1);
-                std::vector<std::string> message = {std::string(args[4 + 4 * room]),
-                                                    message_event_head(said.substr(0, colon), args[2 + 4 * room], {}),
+                std::vector<std::string> message = {std::string(channel),
+                                                    message_event_head(said.substr(0, colon), name, {}),
                                                     std::string(lines[1]),
                                                     std::string(lines[2]),
                                                     std::string(x.substr(0, offset)),
                                                     std::string(x.substr(offset)),
                                                     std::string(args[0]),
-                                                    std::string(args[2 + 4 * room]),
+                                                    std::string(name),
                                                     std::string(said.substr(0, colon)),
                                                     std::string(said.substr(colon + 1, colon2 - colon - 1)),
                                                     std::string(said.substr(colon2 + 1)),
