@@ -239,7 +239,8 @@ local length = tonumber(ARGV[1])
 for r = 1, tonumber(ARGV[2]) do
   local base = 3 * r
   local count = tonumber(ARGV[base])
-  local last = redis.call('INCRBY', KEYS[2 * r - 1], count)
+  -- The count as given, a string: Redis turns a Lua number argument into text with '%.17g'
+  local last = redis.call('INCRBY', KEYS[2 * r - 1], ARGV[base])
   local first = last - count + 1
   local log = KEYS[2 * r]
   -- '%d', not first .. '': Lua turns a number into text with '%.14g', a costly float format.
