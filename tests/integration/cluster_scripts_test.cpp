@@ -110,7 +110,8 @@ protected:
             block += (block.empty() ? "" : "\n") + x(t, ts++, ++number_);
         }
         const redis_reply r = eval(scripts::says, {keys::room_seq("den"), keys::room_stream("den")},
-                                   {std::to_string(length), "1", std::to_string(texts.size()), keys::room_channel("den"), block});
+                                   {std::to_string(length), "1", std::to_string(texts.size()),
+                                    keys::room_channel("den"), block});
         EXPECT_TRUE(r.is_array() && r.elements.size() == 1) << r.describe();
         return r.is_array() && !r.elements.empty() ? r.elements[0].integer : -1;
     }

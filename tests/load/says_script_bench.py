@@ -20,8 +20,12 @@ import re
 import socket
 import statistics
 import subprocess
+import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster_bench import free_port  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "..", "..", "rooms", "cluster", "cluster_scripts.hpp")
@@ -87,12 +91,6 @@ def current_script():
     return found.group(1)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def say_x(number):
     # What the node writes for a say (stream_entries.hpp): the JSON's seq offset, the time, the
     # ack ticket, NODE:RUN:NUMBER and the JSON without the seq's digits.
@@ -146,7 +144,8 @@ def main():
         client.call("CONFIG", "RESETSTAT")
 
         def cpu_seconds():
-            info = dict(line.split(":", 1) for line in client.call("INFO", "cpu").decode().split("\r\n") if ":" in line)
+            lines = client.call("INFO", "cpu").decode().split("\r\n")
+            info = dict(line.split(":", 1) for line in lines if ":" in line)
             return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
         per_say = {name: [] for name in scripts}
