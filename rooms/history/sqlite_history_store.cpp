@@ -277,6 +277,7 @@ public:
 
     std::vector<read_marker> read_markers(std::string_view user) override {
         std::vector<read_marker> out;
+        std::unique_lock settled = writer_.markers().hold_settled();
         {
             std::lock_guard lock(setup_mutex_);
             markers_of_.bind(1, user);
@@ -303,6 +304,7 @@ public:
 
     std::vector<room_setting> room_settings(std::string_view room) override {
         std::vector<room_setting> out;
+        std::unique_lock settled = writer_.settings().hold_settled();
         {
             std::lock_guard lock(setup_mutex_);
             settings_of_.bind(1, room);

@@ -69,7 +69,7 @@ void sqlite_marker_table::flush() {
         throw;
     }
     batches_.fetch_add(1, std::memory_order_relaxed);
-    std::lock_guard lock(mutex_);
+    std::scoped_lock lock(settle_mutex_, mutex_);
     writing_.clear();
 }
 

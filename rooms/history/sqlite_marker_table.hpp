@@ -30,6 +30,10 @@ public:
     void record(std::string_view user, std::string_view key, std::int64_t seq);
     // Markers recorded and not yet written, for reads that must see them.
     std::vector<read_marker> pending_for(std::string_view user) const;
+    // Held by a reader across its read of the file and its pending_for: a batch that commits
+    // meanwhile leaves the pending view only after the reader is done, so the reader finds
+    // every marker in one or the other (without it, a commit between the two reads hid it).
+    std::unique_lock<std::mutex> hold_settled() const { return std::unique_lock(settle_mutex_); }
     bool idle() const;
     // Transactions that wrote markers so far.
     std::uint64_t batches() const { return batches_.load(std::memory_order_relaxed); }
@@ -45,6 +49,7 @@ private:
 
     sqlite_connection& db_;
     sqlite_statement upsert_;
+    mutable std::mutex settle_mutex_;  // see hold_settled(); taken before mutex_
     mutable std::mutex mutex_;
     marker_map recorded_;  // under mutex_
     marker_map writing_;   // the writer's: taken from recorded_ for one flush

@@ -37,6 +37,7 @@ void sqlite_setting_table::flush() {
         book_.give_back(std::move(writing));
         throw;
     }
+    std::lock_guard settle(settle_mutex_);
     book_.written();
 }
 

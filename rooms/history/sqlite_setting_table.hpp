@@ -5,6 +5,8 @@
 #include "rooms/history/room_setting_book.hpp"
 #include "rooms/history/sqlite_database.hpp"
 
+#include <mutex>
+
 namespace parley::rooms {
 
 // Room settings on their way to the `room_settings` table. A moderation action only records
@@ -20,6 +22,10 @@ public:
     // Applies what is recorded and not yet written to what the file gave.
     void overlay(std::string_view room, std::vector<room_setting>& stored) const { book_.overlay(room, stored); }
     bool idle() const { return book_.empty(); }
+    // Held by a reader across its read of the file and its overlay, as
+    // sqlite_marker_table::hold_settled: what commits meanwhile stays in the overlay until the
+    // reader is done.
+    std::unique_lock<std::mutex> hold_settled() const { return std::unique_lock(settle_mutex_); }
 
     // Writes what was recorded; on failure keeps it for the next pass and rethrows. Runs its
     // own transaction: call between two of the writer's.
@@ -30,6 +36,7 @@ private:
     sqlite_statement upsert_;
     sqlite_statement remove_;
     room_setting_book book_;
+    mutable std::mutex settle_mutex_;
 };
 
 }  // namespace parley::rooms

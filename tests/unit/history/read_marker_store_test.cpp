@@ -100,6 +100,25 @@ TEST_F(sqlite_store_markers, are_seen_before_written_and_kept_across_a_reopen) {
     EXPECT_EQ(marker_of(*open(), "alice", "lobby"), 7);
 }
 
+TEST_F(sqlite_store_markers, a_marker_is_seen_while_its_batch_commits) {
+    // A read looks in the file and then at what is not written yet; a batch committing in
+    // between must not fall through both. Writing every millisecond while reading each new
+    // marker at once puts many commits against many reads.
+    options_.flush_interval = 1ms;
+    auto store = open();
+    constexpr int users = 20000;
+    int missed = 0;
+    for (int i = 0; i < users; ++i) {
+        const std::string user = "u" + std::to_string(i);
+        store->save_marker(user, "dm:a:b", 0);
+        if (marker_of(*store, user, "dm:a:b") != 0) {
+            ++missed;
+        }
+    }
+    EXPECT_EQ(missed, 0) << "markers read as absent while their batch committed";
+    EXPECT_GE(store->stats().marker_batches, 2u) << "the reads never met a commit";
+}
+
 TEST_F(sqlite_store_markers, many_requests_are_written_in_few_transactions) {
     auto store = open();
     constexpr int requests = 2000;

@@ -99,5 +99,22 @@ TEST_F(sqlite_store_room_settings, are_seen_before_written_and_kept_across_a_reo
     EXPECT_TRUE(store->room_settings("elsewhere").empty());
 }
 
+TEST_F(sqlite_store_room_settings, a_setting_is_seen_while_its_batch_commits) {
+    // As with read markers: a read of the file and then of what is pending must not miss a
+    // ban whose batch commits between the two (a banned user could walk back in).
+    options_.flush_interval = 1ms;
+    auto store = open();
+    constexpr int rooms = 20000;
+    int missed = 0;
+    for (int i = 0; i < rooms; ++i) {
+        const std::string room = "r" + std::to_string(i);
+        store->save_room_setting(room, {"ban", "mike", "0\nolivia\nspam"});
+        if (setting_value(*store, room, "ban", "mike") == "(none)") {
+            ++missed;
+        }
+    }
+    EXPECT_EQ(missed, 0) << "settings read as absent while their batch committed";
+}
+
 }  // namespace
 }  // namespace parley::rooms::tests
