@@ -42,12 +42,12 @@ enum error_id : std::uint8_t {
     error_count
 };
 
-struct error_entry {
+struct close_error {
     close_code code;
     const char* reason;
 };
 
-constexpr error_entry errors[] = {
+constexpr close_error errors[] = {
     {close_code::normal, ""},
     {close_code::protocol_error, "reserved bits set"},
     {close_code::protocol_error, "unknown opcode"},
@@ -381,7 +381,7 @@ parse_result frame_parser::result() const {
     if (state_ != state::failed) {
         return {};
     }
-    const error_entry& entry = errors[error_];
+    const close_error& entry = errors[error_];
     return {false, entry.code, entry.reason};
 }
 

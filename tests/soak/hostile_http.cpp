@@ -15,11 +15,6 @@ using clock = std::chrono::steady_clock;
 
 namespace {
 
-// Bounded waits for the server's own timeouts: generous, because the machine may be busy.
-constexpr milliseconds slack{10000};
-
-void pause(milliseconds ms) { std::this_thread::sleep_for(ms); }
-
 // Waits for the server to end each of the held connections and counts how: closed after the
 // handshake timeout (the expected answer), closed before it, or still open after it and the slack.
 void count_server_hangups(hostile_round& r, std::vector<ws_client>& held, clock::time_point opened) {

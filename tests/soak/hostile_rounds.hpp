@@ -6,7 +6,15 @@
 
 #include "hostile.hpp"
 
+#include <chrono>
+#include <thread>
+
 namespace parley::soak {
+
+// Bounded waits for the server's own timeouts: generous, because the machine may be busy.
+inline constexpr milliseconds slack{10000};
+
+inline void pause(milliseconds ms) { std::this_thread::sleep_for(ms); }
 
 // Before the upgrade (hostile_http.cpp).
 void connect_and_leave(hostile_round& r);     // connect, then close or reset at once

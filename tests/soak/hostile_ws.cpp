@@ -17,10 +17,7 @@ using clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr milliseconds slack{10000};
 constexpr milliseconds reply_wait{10000};
-
-void pause(milliseconds ms) { std::this_thread::sleep_for(ms); }
 
 // A frame header announcing a masked text frame of `size` bytes, and the mask.
 std::string masked_header(std::uint64_t size) {
