@@ -256,18 +256,43 @@ shared_frame encode_deleted(std::string_view room, std::int64_t seq, std::int64_
     return b.raw(",\"target\":").num(target).raw(",\"by\":").str(by).frame();
 }
 
+namespace {
+
+// The message's JSON up to its text, and from after its text up to its seq: one layout for
+// encode_message_around_seq and append_message_before_seq, so both make the same bytes.
+void append_message_head(std::string& out, std::string_view room, std::string_view from) {
+    out.append("{\"type\":\"message\",\"room\":");
+    append_json_string(out, room);
+    out.append(",\"from\":");
+    append_json_string(out, from);
+    out.append(",\"text\":");
+}
+
+void append_message_tail(std::string& out, std::int64_t ts) {
+    out.append(",\"ts\":");
+    append_json_integer(out, ts);
+    out.append(",\"seq\":");
+}
+
+}  // namespace
+
 message_text_around_seq encode_message_around_seq(std::string_view room, std::string_view from,
                                                   std::string_view text, std::int64_t ts) {
-    std::string before = "{\"type\":\"message\",\"room\":";
-    append_json_string(before, room);
-    before.append(",\"from\":");
-    append_json_string(before, from);
-    before.append(",\"text\":");
-    append_json_string(before, text);
-    before.append(",\"ts\":");
-    append_json_integer(before, ts);
-    before.append(",\"seq\":");
-    return {std::move(before), "}"};
+    message_text_around_seq out;
+    append_message_head(out.before, room, from);
+    out.text_at = out.before.size();
+    append_json_string(out.before, text);
+    out.text_size = out.before.size() - out.text_at;
+    append_message_tail(out.before, ts);
+    out.after = "}";
+    return out;
+}
+
+void append_message_before_seq(std::string& out, std::string_view room, std::string_view from,
+                               std::string_view text_json, std::int64_t ts) {
+    append_message_head(out, room, from);
+    out.append(text_json);
+    append_message_tail(out, ts);
 }
 
 shared_frame frame_of_json(std::string_view json) {

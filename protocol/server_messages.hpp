@@ -62,9 +62,18 @@ shared_frame encode_message(std::string_view room, std::string_view from, std::s
 struct message_text_around_seq {
     std::string before;  // {"type":"message",...,"seq":
     std::string after;   // }
+    // Where the text's JSON string (quotes included) lies in `before` (encode_message_around_seq
+    // only; 0 and 0 otherwise): what a cluster sends of a say besides its names and time.
+    std::size_t text_at = 0;
+    std::size_t text_size = 0;
 };
 message_text_around_seq encode_message_around_seq(std::string_view room, std::string_view from,
                                                   std::string_view text, std::int64_t ts);
+// Appends a `message`'s JSON up to its seq's digits (what encode_message_around_seq gives as
+// `before`, byte for byte) for a text that is a JSON string already, quotes included: how a
+// cluster node rebuilds a say that travelled as its names, time and text alone.
+void append_message_before_seq(std::string& out, std::string_view room, std::string_view from,
+                               std::string_view text_json, std::int64_t ts);
 
 // Any server event of a room encoded with its seq (its first "seq" field, which every room
 // event has right after its room name) split around that seq's digits, for a cluster to number.

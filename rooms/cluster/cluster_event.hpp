@@ -1,7 +1,10 @@
 #pragma once
 
+#include "protocol/server_messages.hpp"
 #include "registry/session_handle.hpp"
+#include "rooms/cluster/said_batch.hpp"
 
+#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -61,71 +64,56 @@ std::optional<cluster_event> parse_event(std::string_view payload, std::int64_t 
 
 // A publication on a channel holds one event, or a batch of one room's says (is_said_batch).
 inline bool is_said_batch(std::string_view publication) {
-    // An event's type letter is followed by a newline; a batch's "X" by its first seq.
-    return publication.size() > 1 && publication[0] == 'X' && publication[1] != '\n';
+    // An event's type letter is followed by a newline; a batch's "Y" by its first seq. (No
+    // event's type is 'Y'.)
+    return publication.size() > 1 && publication[0] == 'Y' && publication[1] != '\n';
 }
 
-// A batch of one room's says as scripts::says publishes it on the room's channel: "X", the
-// stream entry's id "FIRST-COUNT", then per say "\n" and its stream entry's x: five lines,
-// "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n" and the JSON with its seq's digits left out at OFFSET
-// (JSON holds no newline). The says are numbered from the first seq one by one; `room` is the
-// channel's (keys::room_of_channel). Calls f(const cluster_event&) for each, in order, as a
-// message event (origin: the NODE part; no user); returns false when the batch is malformed or
-// holds other than COUNT says (f has seen the says before the fault). Nothing is copied: the
-// events view the publication and the room.
+// A batch of one room's says as scripts::says publishes it on the room's channel: "Y", the
+// stream entry's id "FIRST-COUNT", "\n" and the says (said_batch.hpp), numbered from the first
+// seq one by one; `room` is the channel's (keys::room_of_channel). Calls f(const cluster_event&)
+// for each, in order, as a message event: origin the sending node, no user, body the message's
+// JSON without its seq's digits, which go at seq_at. The body is written into `scratch`, which
+// each say reuses (no allocation per message once it has grown to a message's size); the other
+// fields view the publication and the room. Returns false when the batch is malformed or holds
+// other than COUNT says (f has seen the says before the fault).
 template <typename F>
-bool for_each_said(std::string_view publication, std::string_view room, F&& f) {
-    const auto next_line = [&publication](std::string_view& line) {
-        const std::size_t end = publication.find('\n');
-        line = publication.substr(0, end);
-        publication.remove_prefix(end == std::string_view::npos ? publication.size() : end + 1);
+bool for_each_said(std::string_view publication, std::string_view room, std::string& scratch, F&& f) {
+    const std::size_t end = publication.find('\n');
+    const std::string_view id = publication.substr(0, end);
+    const std::size_t dash = id.find('-');
+    std::int64_t first = 0;
+    std::int64_t count = 0;
+    const auto whole_number = [](std::string_view text, std::int64_t& out) {
+        const auto [stop, error] = std::from_chars(text.data(), text.data() + text.size(), out);
+        return !text.empty() && text[0] != '-' && error == std::errc() && stop == text.data() + text.size();
     };
-    const auto number = [](std::string_view text, std::int64_t& out) {
-        out = 0;
-        for (const char c : text) {
-            if (c < '0' || c > '9' || out > (INT64_MAX - 9) / 10) {
-                return false;
-            }
-            out = out * 10 + (c - '0');
-        }
-        return !text.empty();
-    };
-    std::string_view line;
-    next_line(line);
+    if (!is_said_batch(publication) || end == std::string_view::npos || dash == std::string_view::npos ||
+        !whole_number(id.substr(1, dash - 1), first) || first <= 0 || !whole_number(id.substr(dash + 1), count) ||
+        count <= 0 || room.empty()) {
+        return false;
+    }
     cluster_event e;
     e.type = event_type::message;
     e.room = room;
-    const std::size_t dash = line.find('-');
-    std::int64_t count = 0;
-    if (line.size() < 2 || line[0] != 'X' || dash == std::string_view::npos ||
-        !number(line.substr(1, dash - 1), e.seq) || e.seq <= 0 || !number(line.substr(dash + 1), count) ||
-        count <= 0 || publication.empty() || room.empty()) {
-        return false;
-    }
-    --e.seq;
-    while (!publication.empty()) {
-        std::string_view offset;
-        std::string_view ts;
-        std::string_view said;
-        next_line(offset);
-        next_line(ts);
-        next_line(e.ack);
-        next_line(said);
-        next_line(e.body);
-        std::int64_t at = 0;
-        if (!number(offset, at) || static_cast<std::size_t>(at) > e.body.size() || !number(ts, e.ts) ||
-            said.find(':') == std::string_view::npos) {
-            return false;
+    e.seq = first - 1;
+    std::int64_t left = count;
+    const std::int64_t read = said_batch::read(publication.substr(end + 1), [&](const said_batch::say& say) {
+        if (left-- <= 0) {
+            return;  // more says than the id counts: read() goes on, the count below refuses
         }
-        e.seq_at = static_cast<std::size_t>(at);
-        e.origin = said.substr(0, said.find(':'));  // node ids hold no ':'
-        if (count-- == 0) {
-            return false;  // more says than the id counts
-        }
+        scratch.clear();
+        protocol::append_message_before_seq(scratch, room, say.from, say.text_json, say.ts);
+        e.seq_at = scratch.size();
+        scratch.push_back('}');
+        e.body = scratch;
+        e.origin = say.node;
+        e.ts = say.ts;
+        e.ack = say.ack;
         ++e.seq;
         f(static_cast<const cluster_event&>(e));
-    }
-    return count == 0;
+    });
+    return read == count;
 }
 
 std::string format_event(event_type type, std::string_view origin, std::string_view room, std::string_view user,

@@ -178,6 +178,10 @@ private:
         bool event = false;         // a moderation, edit or delete event: never served by this node alone
         // An event's further arguments to the say script (settings, guard, revisions).
         std::vector<std::string> event_args;
+        // A say's text as a JSON string in json_before (protocol::message_text_around_seq):
+        // what a batch of says carries of it (said_batch.hpp).
+        std::size_t text_at = 0;
+        std::size_t text_size = 0;
     };
     // A stored dm on its way to Redis (kept until answered, as a say is).
     struct pending_dm {
@@ -381,6 +385,9 @@ private:
     std::size_t sync_reads_ = 0;  // of those, not answered yet
     // Channel events after the marker, before the snapshot applied (with their batch's seq).
     std::vector<std::pair<std::string, std::int64_t>> buffered_;
+    // Where a batch's says get their JSON back, one after another (for_each_said): the
+    // cluster's thread only.
+    std::string said_json_;
 
     std::set<std::string, std::less<>> owned_names_;
     // Rooms whose joins or leaves here could not be told (their shard was down).

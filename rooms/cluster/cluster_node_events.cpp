@@ -47,7 +47,7 @@ void cluster_node::on_channel_message(std::string_view publication, std::string_
     if (is_said_batch(publication)) {
         // A room's batch of says (scripts::says), for the channel's room.
         const auto said = [this](const cluster_event& e) { on_said(e); };
-        if (!for_each_said(publication, keys::room_of_channel(channel), said)) {
+        if (!for_each_said(publication, keys::room_of_channel(channel), said_json_, said)) {
             report(report_level::warn, "ignored the rest of a malformed batch of says on a room's channel");
         }
         return;
@@ -240,7 +240,7 @@ void cluster_node::catch_up(const std::string& room, std::int64_t from_seq, std:
                     return;
                 }
                 if (is_ok(reply)) {
-                    for (const auto& e : parse_stream(*reply)) {
+                    for (const auto& e : parse_stream(*reply, room)) {
                         apply_message(room, e.seq, e.ts, e.json, e.origin, e.ack, true);
                     }
                 }
@@ -262,7 +262,7 @@ void cluster_node::rebase_room(const std::string& room, std::int64_t last_seq) {
                 }
                 std::vector<rooms::log_entry> newest;
                 if (is_ok(reply)) {
-                    for (auto& e : parse_stream(*reply)) {
+                    for (auto& e : parse_stream(*reply, room)) {
                         if (e.seq <= last_seq) {
                             newest.push_back({e.seq, e.ts, protocol::frame_of_json(e.json)});
                         }

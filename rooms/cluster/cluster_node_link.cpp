@@ -115,6 +115,8 @@ void cluster_node::submit_say(std::string_view room, std::string_view from, std:
     pending_say say{0,  std::string(room), std::string(from), std::move(json.before), std::move(json.after), ts,
                     ack_id.empty() ? std::string() : format_ack_ticket(sender, ack_id), sender, std::string(text),
                     std::string(ack_id), true, false, {}};
+    say.text_at = json.text_at;
+    say.text_size = json.text_size;
     run([this, say = std::move(say)]() mutable {
         if (phase_ == phase::down || room_shard_down(say.room)) {
             // Redis (the room's shard) went away after the session looked: the sender's session
@@ -178,6 +180,8 @@ void cluster_node::keep_for_cluster(std::string_view room, std::string_view from
     auto json = protocol::encode_message_around_seq(room, from, text, ts);
     pending_say say{0, std::string(room), std::string(from), std::move(json.before), std::move(json.after), ts, {}, {},
                     {}, {}, false, false, {}};
+    say.text_at = json.text_at;
+    say.text_size = json.text_size;
     run([this, say = std::move(say)]() mutable {
         if (phase_ != phase::down && !room_shard_down(say.room)) {
             say.nonce = ++next_nonce_;
@@ -262,13 +266,14 @@ void cluster_node::read_stream(std::string room, rooms::stored_read what,
         std::string count = std::to_string(what.limit);
         std::string stream = rooms::direct_conversations::is_conversation_key(room) ? keys::conversation_stream(room)
                                                                                     : keys::room_stream(room);
-        auto on_reply = [done = std::move(done), newest_first = what.newest_first](std::optional<redis_reply> reply) {
+        auto on_reply = [done = std::move(done), newest_first = what.newest_first,
+                         room](std::optional<redis_reply> reply) {
             if (!reply || reply->is_error()) {
                 done(std::nullopt);
                 return;
             }
             std::vector<rooms::log_entry> out;
-            for (auto& e : parse_stream(*reply)) {
+            for (auto& e : parse_stream(*reply, room)) {
                 out.push_back({e.seq, e.ts, protocol::frame_of_json(e.json)});
             }
             if (newest_first) {

@@ -11,6 +11,7 @@
 #include "rooms/chat_session.hpp"
 #include "rooms/cluster/cluster_keys.hpp"
 #include "rooms/cluster/cluster_scripts.hpp"
+#include "rooms/cluster/said_batch.hpp"
 #include "rooms/session_task.hpp"
 
 #include <algorithm>
@@ -67,7 +68,9 @@ void cluster_node::flush_says(bool hold_busy) {
     while (at < now.size()) {
         // The longest run that one call takes: plain says for the fast script, or events and
         // says sent again for the general one.
-        const auto plain = [&](std::size_t i) { return !now[i].second && !now[i].first.event; };
+        const auto plain = [&](std::size_t i) {
+            return !now[i].second && !now[i].first.event && now[i].first.text_size > 0;
+        };
         const bool fast = plain(at);
         std::size_t end = at + 1;
         while (end < now.size() && end - at < most_per_call && plain(end) == fast) {
@@ -125,23 +128,18 @@ void cluster_node::send_plain_says(const std::vector<const pending_say*>& part, 
     numbers.reserve(part.size());
     std::vector<std::size_t> counts;
     counts.reserve(rooms_named.size());
-    const std::string said_prefix = options_.node_id + ":" + incarnation_ + ":";
     for (std::size_t r = 0; r < rooms_named.size(); ++r) {
         key_views.push_back(owned.emplace_back(keys::room_seq(rooms_named[r])));
         key_views.push_back(owned.emplace_back(keys::room_stream(rooms_named[r])));
         args.push_back(owned.emplace_back(std::to_string(per_room[r].size())));
         args.push_back(owned.emplace_back(keys::room_channel(rooms_named[r])));
-        // The room's says, each as its x, joined by newlines: stored and published as they are
-        // (for_each_said reads them back).
+        // The room's says as a block (said_batch.hpp): stored and published as it is, and
+        // every reader writes the rest of each message's JSON back.
         std::string& says = owned.emplace_back();
+        said_batch::start(says, options_.node_id, incarnation_);
         for (const pending_say* say : per_room[r]) {
-            if (!says.empty()) {
-                says.push_back('\n');
-            }
-            says.append(std::to_string(say->json_before.size())).append("\n");
-            says.append(std::to_string(say->ts)).append("\n").append(say->ack).append("\n");
-            says.append(said_prefix).append(std::to_string(say->nonce)).append("\n");
-            says.append(say->json_before).append(say->json_after);
+            said_batch::append(says, say->nonce, say->ts, say->ack, say->from,
+                               std::string_view(say->json_before).substr(say->text_at, say->text_size));
             numbers.push_back(say->nonce);
         }
         args.push_back(says);

@@ -167,14 +167,27 @@ for m = 1, tonumber(ARGV[4]) do
   local said = ARGV[2] .. ':' .. ARGV[3] .. ':' .. number
   local result = nil
   if resend == '1' then
-    -- stored already, by this script (n) or by a batch of says (x holds it on its own line)?
+    -- stored already, by this script (n), by a batch of says (c: this node's run on its first
+    -- line, then the number first of each say's five lines) or by an earlier version's batch (x
+    -- and b hold NODE:RUN:NUMBER on its own line)?
     local line = '\n' .. said .. '\n'
+    local run = ARGV[2] .. ':' .. ARGV[3]
     for _, entry in ipairs(redis.call('XREVRANGE', log_key, '+', '-', 'COUNT', 1000)) do
       local fields = entry[2]
       for i = 1, #fields, 2 do
-        if (fields[i] == 'n' and fields[i + 1] == said) or
-           ((fields[i] == 'x' or fields[i] == 'b') and string.find(fields[i + 1], line, 1, true)) then
+        local value = fields[i + 1]
+        if (fields[i] == 'n' and value == said) or
+           ((fields[i] == 'x' or fields[i] == 'b') and string.find(value, line, 1, true)) then
           result = 0
+        end
+        if fields[i] == 'c' and string.sub(value, 1, #run + 1) == run .. '\n' then
+          local at = #run + 2
+          while not result and at <= #value do
+            local stop = string.find(value, '\n', at, true) or (#value + 1)
+            if string.sub(value, at, stop - 1) == number then result = 0 end
+            for _ = 1, 4 do stop = string.find(value, '\n', stop + 1, true) or (#value + 1) end
+            at = stop + 1
+          end
         end
       end
     end
@@ -227,12 +240,14 @@ return out
 // so the script makes one of each per room, none per say.
 // KEYS: two per room of the batch: its seq counter, its stream.
 // ARGV: stream length, the room count R, then per room: its count of says C, its channel, and
-// its says: each say's x, "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n" and the JSON without the seq's
-// digits (stream_entries.hpp), joined by newlines.
-// Stores the says as the entry "FIRST-C" with the field b: the says as given (the says are
-// numbered FIRST, FIRST + 1, ... in order). Publishes on each room's channel "X", the entry's id
-// "FIRST-C", "\n" and the says (cluster_event.hpp: for_each_said; the reader knows the room by
-// the channel). Returns each room's first seq, in the rooms' order.
+// its says as a block (said_batch.hpp: the node, then per say its number, time, ack ticket,
+// sender and text).
+// Stores the block as the entry "FIRST-C" with the field c (the says are numbered FIRST,
+// FIRST + 1, ... in order). Publishes on each room's channel "Y", the entry's id "FIRST-C", "\n"
+// and the block (cluster_event.hpp: for_each_said; the reader knows the room by the channel).
+// Returns each room's first seq, in the rooms' order. (Entries that an earlier version stored
+// with the field b, whose says were five lines "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\nJSON" each, are
+// still read: read_log, newest_ts and the say script know both.)
 inline constexpr std::string_view says = R"lua(
 local firsts = {}
 local length = tonumber(ARGV[1])
@@ -246,13 +261,13 @@ for r = 1, tonumber(ARGV[2]) do
   -- '%d', not first .. '': Lua turns a number into text with '%.14g', a costly float format.
   -- The id is made once and published too: each string Lua makes costs a copy and a hash.
   local id = string.format('%d-%d', first, count)
-  redis.call('XADD', log, id, 'b', ARGV[base + 2])
+  redis.call('XADD', log, id, 'c', ARGV[base + 2])
   -- Trimmed when the batch crosses a multiple of 64 seqs: the stream holds at most that many
   -- more than its length until then, and most batches pay no XTRIM.
   if math.floor(last / 64) ~= math.floor((first - 1) / 64) and last > length then
     redis.call('XTRIM', log, 'MINID', '~', string.format('%d', last - length + 1))
   end
-  redis.call('SPUBLISH', ARGV[base + 1], 'X' .. id .. '\n' .. ARGV[base + 2])
+  redis.call('SPUBLISH', ARGV[base + 1], 'Y' .. id .. '\n' .. ARGV[base + 2])
   firsts[r] = first
 end
 return firsts
@@ -261,7 +276,9 @@ return firsts
 // KEYS: a room's stream, its revised set. ARGV: the lowest seq, the highest ('' for the newest),
 // at most how many, and "1" for newest first. The stream's messages in that range with the
 // revised messages merged in at their seqs, in the stream's reply form (XRANGE, or XREVRANGE),
-// one entry per message: a batch's entry is given as one "SEQ-1" entry with x per say.
+// one entry per message: a batch's entry is given as one "SEQ-1" entry per say, with y: the
+// block's first line and the say's five (said_batch.hpp), a block of one say (or, for an entry
+// an earlier version stored with b, with x: the say's five lines as they were).
 inline constexpr std::string_view read_log = R"lua(
 local low, count, newest = tonumber(ARGV[1]), tonumber(ARGV[3]), ARGV[4] == '1'
 local high_seq = ARGV[2] == '' and math.huge or tonumber(ARGV[2])
@@ -282,8 +299,14 @@ local function take(list, backwards)
     local first, n = string.match(entry[1], '^(%d+)%-(%d+)$')
     first, n = tonumber(first), tonumber(n)
     local fields = entry[2]
-    if fields[1] == 'b' then
+    if fields[1] == 'b' or fields[1] == 'c' then
       local says, at, block = {}, 1, fields[2]
+      -- c: the block's first line (the node) goes with each say
+      local field, node = 'x', ''
+      if fields[1] == 'c' then
+        at = (string.find(block, '\n', 1, true) or #block) + 1
+        field, node = 'y', string.sub(block, 1, at - 1)
+      end
       for k = 0, n - 1 do
         local stop = at - 1
         for _ = 1, 5 do stop = string.find(block, '\n', stop + 1, true) or (#block + 1) end
@@ -296,7 +319,7 @@ local function take(list, backwards)
       for s = from, to, step do
         if #entries >= count then return end
         local say = says[s]
-        entries[#entries + 1] = {string.format('%d-1', say[1]), {'x', string.sub(block, say[2], say[3])}}
+        entries[#entries + 1] = {string.format('%d-1', say[1]), {field, node .. string.sub(block, say[2], say[3])}}
       end
     elseif first and first >= low and first <= high_seq then
       if #entries >= count then return end
@@ -456,8 +479,9 @@ struct joined {
 };
 
 // Lua's newest_ts(log): the time of a stream's newest message, '0' when it holds none. Its t, or
-// the TS line of its x, or of the last say of a batch's b (the entry "FIRST-C" holds C says of
-// five lines each).
+// the time of the last say of a batch's c (the entry "FIRST-C" holds the node's line and C says
+// of five lines each, the time second), or of an earlier version's x or b (likewise, without the
+// node's line).
 inline constexpr std::string_view newest_ts_function = R"lua(
 local function newest_ts(log)
   local newest = redis.call('XREVRANGE', log, '+', '-', 'COUNT', 1)[1]
@@ -467,12 +491,14 @@ local function newest_ts(log)
   for j = 1, #fields, 2 do
     local value = fields[j + 1]
     if fields[j] == 't' then ts = value end
-    if fields[j] == 'b' then
+    if fields[j] == 'b' or fields[j] == 'c' then
       local at = 0
-      for _ = 1, 5 * (count - 1) do at = string.find(value, '\n', at + 1, true) or #value end
+      local lines = 5 * (count - 1)
+      if fields[j] == 'c' then lines = lines + 1 end
+      for _ = 1, lines do at = string.find(value, '\n', at + 1, true) or #value end
       value = string.sub(value, at + 1)
     end
-    if fields[j] == 'x' or fields[j] == 'b' then ts = string.match(value, '^%d+\n(%d+)') or ts end
+    if fields[j] == 'x' or fields[j] == 'b' or fields[j] == 'c' then ts = string.match(value, '^%d+\n(%d+)') or ts end
   end
   return ts
 end

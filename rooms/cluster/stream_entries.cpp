@@ -1,5 +1,8 @@
 #include "rooms/cluster/stream_entries.hpp"
 
+#include "protocol/server_messages.hpp"
+#include "rooms/cluster/said_batch.hpp"
+
 namespace parley::cluster {
 
 namespace {
@@ -25,9 +28,24 @@ void read_batched(std::string_view x, stream_entry& e) {
     e.json.assign(x.substr(0, at)).append(std::to_string(e.seq)).append(x.substr(at));
 }
 
+// y: a block of one say (said_batch.hpp). Leaves e's JSON empty when y is not that.
+void read_said(std::string_view y, std::string_view room, stream_entry& e) {
+    std::string json;
+    const std::int64_t read = said_batch::read(y, [&](const said_batch::say& say) {
+        protocol::append_message_before_seq(json, room, say.from, say.text_json, say.ts);
+        json.append(std::to_string(e.seq)).push_back('}');
+        e.ts = say.ts;
+        e.ack = say.ack;
+        e.origin = say.node;
+    });
+    if (read == 1 && !room.empty()) {
+        e.json = std::move(json);
+    }
+}
+
 }  // namespace
 
-std::vector<stream_entry> parse_stream(const redis_reply& reply) {
+std::vector<stream_entry> parse_stream(const redis_reply& reply, std::string_view room) {
     std::vector<stream_entry> out;
     if (reply.type != redis_reply::kind::array) {
         return out;
@@ -53,6 +71,8 @@ std::vector<stream_entry> parse_stream(const redis_reply& reply) {
                 e.origin = value.substr(0, value.find(':'));  // "NODE:RUN:NUMBER"; ids hold no ':'
             } else if (name == "a") {
                 e.ack = value;
+            } else if (name == "y") {
+                read_said(value, room, e);
             } else if (name == "x") {
                 read_batched(value, e);
             }

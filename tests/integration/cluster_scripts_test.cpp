@@ -3,7 +3,9 @@
 // log_tips, the say script's check for a say sent again) still sees each say on its own, at its
 // seq. Replies are read as the node reads them (parse_stream).
 
+#include "protocol/server_messages.hpp"
 #include "rooms/cluster/cluster_keys.hpp"
+#include "rooms/cluster/said_batch.hpp"
 #include "rooms/cluster/cluster_scripts.hpp"
 #include "rooms/cluster/redis_reply.hpp"
 #include "rooms/cluster/stream_entries.hpp"
@@ -94,20 +96,23 @@ protected:
         return call(argv);
     }
 
-    static std::string before(const std::string& text) {
-        return R"({"type":"message","room":"den","from":"ann","text":")" + text + R"(","seq":)";
+    // ann's message in den, as the sender's worker encodes it for the cluster.
+    static std::string json(const std::string& text, std::int64_t ts, std::int64_t seq) {
+        const auto made = parley::protocol::encode_message_around_seq("den", "ann", text, ts);
+        return made.before + std::to_string(seq) + made.after;
     }
-    // A say's x as the node writes it (stream_entries.hpp).
-    static std::string x(const std::string& text, std::int64_t ts, std::uint64_t number) {
-        const std::string b = before(text);
-        return std::to_string(b.size()) + "\n" + std::to_string(ts) + "\n0.1." + std::to_string(number) +
-               "\nnode-a:run1:" + std::to_string(number) + "\n" + b + "}";
+    static std::string before(const std::string& text, std::int64_t ts) {
+        return parley::protocol::encode_message_around_seq("den", "ann", text, ts).before;
     }
-    // One call of the says script for the room "den": returns the first seq it gave them.
+    // One call of the says script for the room "den", as node-a's run1 makes it (said_batch.hpp):
+    // returns the first seq it gave them.
     std::int64_t store(const std::vector<std::string>& texts, std::int64_t ts, std::size_t length = 10000) {
         std::string block;
+        parley::cluster::said_batch::start(block, "node-a", "run1");
         for (const std::string& t : texts) {
-            block += (block.empty() ? "" : "\n") + x(t, ts++, ++number_);
+            ++number_;
+            parley::cluster::said_batch::append(block, number_, ts++, "0.1." + std::to_string(number_), "ann",
+                                                "\"" + t + "\"");
         }
         const redis_reply r = eval(scripts::says, {keys::room_seq("den"), keys::room_stream("den")},
                                    {std::to_string(length), "1", std::to_string(texts.size()),
@@ -119,7 +124,7 @@ protected:
         const redis_reply r = eval(scripts::read_log, {keys::room_stream("den"), keys::room_revised("den")},
                                    {std::to_string(low), std::move(high), std::to_string(count), newest ? "1" : "0"});
         EXPECT_TRUE(r.is_array()) << r.describe();
-        return parse_stream(r);
+        return parse_stream(r, "den");
     }
     static std::vector<std::int64_t> seqs(const std::vector<stream_entry>& entries) {
         std::vector<std::int64_t> out;
@@ -144,11 +149,11 @@ TEST_F(ClusterScriptsTest, ABatchIsOneEntryAndEachSayReadsBackAtItsSeq) {
     const auto middle = read(2, "5", 100, false);
     EXPECT_EQ(seqs(middle), (std::vector<std::int64_t>{2, 3, 4, 5}));
     ASSERT_EQ(middle.size(), 4u);
-    EXPECT_EQ(middle[0].json, before("b") + "2}");
+    EXPECT_EQ(middle[0].json, json("b", 1001, 2));
     EXPECT_EQ(middle[0].ts, 1001);
     EXPECT_EQ(middle[0].origin, "node-a");
     EXPECT_EQ(middle[0].ack, "0.1.2");
-    EXPECT_EQ(middle[3].json, before("e") + "5}");
+    EXPECT_EQ(middle[3].json, json("e", 2001, 5));
     EXPECT_EQ(middle[3].ts, 2001);
 
     // The count cuts inside a batch, in either direction.
@@ -161,7 +166,7 @@ TEST_F(ClusterScriptsTest, ABatchIsOneEntryAndEachSayReadsBackAtItsSeq) {
 
 TEST_F(ClusterScriptsTest, ARevisedMessageInsideABatchTakesItsPlace) {
     store({"a", "b", "c"}, 1000);
-    const std::string edited = before("b, edited") + "2}";
+    const std::string edited = json("b, edited", 1500, 2);
     call({"ZADD", keys::room_revised("den"), "2", "1500\n" + edited});
     const auto all = read(1, "", 10, false);
     ASSERT_EQ(seqs(all), (std::vector<std::int64_t>{1, 2, 3}));
@@ -200,7 +205,7 @@ TEST_F(ClusterScriptsTest, TheNewestTimeIsTheLastSaysOfTheLastBatch) {
 TEST_F(ClusterScriptsTest, ASaySentAgainAfterItsBatchWasStoredIsNotStoredTwice) {
     store({"a", "b", "c"}, 1000);  // numbers 1 to 3 of node-a's run1
     // The say of number 2 sent again through the general script (its answer was lost).
-    const std::string b = before("b");
+    const std::string b = before("b", 1001);
     const redis_reply again = eval(
         scripts::say,
         {keys::room_seq("den"), keys::room_stream("den"), keys::room_settings("den"), keys::room_revised("den")},
@@ -213,11 +218,70 @@ TEST_F(ClusterScriptsTest, ASaySentAgainAfterItsBatchWasStoredIsNotStoredTwice) 
     const redis_reply fresh = eval(
         scripts::say,
         {keys::room_seq("den"), keys::room_stream("den"), keys::room_settings("den"), keys::room_revised("den")},
-        {"10000", "node-a", "run1", "1", "M\nnode-a\nden\nann\n", "1003", "0.1.4", before("d"), "}",
+        {"10000", "node-a", "run1", "1", "M\nnode-a\nden\nann\n", "1003", "0.1.4", before("d", 1003), "}",
          keys::room_channel("den"), "4", "1", "0", "0", "0"});
     ASSERT_TRUE(fresh.is_array() && fresh.elements.size() == 1) << fresh.describe();
     EXPECT_EQ(fresh.elements[0].integer, 4);
     EXPECT_EQ(seqs(read(1, "", 10, false)), (std::vector<std::int64_t>{1, 2, 3, 4}));
+}
+
+TEST_F(ClusterScriptsTest, BatchesAnEarlierVersionStoredAreStillRead) {
+    // An earlier version's batch: the field b, each say five lines "OFFSET\nTS\nACK\n
+    // NODE:RUN:NUMBER\n" and the JSON without its seq's digits. A cluster upgraded in place
+    // keeps its streams: history, the newest time and the check for a say sent again read it.
+    std::string block;
+    for (std::int64_t n = 1; n <= 2; ++n) {
+        const std::string b = before(n == 1 ? "old one" : "old two", 900 + n);
+        block += (n == 1 ? "" : "\n") + std::to_string(b.size()) + "\n" + std::to_string(900 + n) + "\n0.1." +
+                 std::to_string(n) + "\nnode-a:run0:" + std::to_string(n) + "\n" + b + "}";
+    }
+    ASSERT_EQ(call({"XADD", keys::room_stream("den"), "1-2", "b", block}).text, "1-2");
+    ASSERT_EQ(call({"SET", keys::room_seq("den"), "2"}).text, "OK");
+    const redis_reply tips = eval(scripts::log_tips, {keys::room_seq("den"), keys::room_stream("den")}, {});
+    ASSERT_TRUE(tips.is_array() && tips.elements.size() == 2) << tips.describe();
+    EXPECT_EQ(tips.elements[1].text, "902");
+    const redis_reply again = eval(
+        scripts::say,
+        {keys::room_seq("den"), keys::room_stream("den"), keys::room_settings("den"), keys::room_revised("den")},
+        {"10000", "node-a", "run0", "1", "M\nnode-a\nden\nann\n", "902", "0.1.2", before("old two", 902), "}",
+         keys::room_channel("den"), "2", "1", "0", "0", "0"});
+    ASSERT_TRUE(again.is_array() && again.elements.size() == 1) << again.describe();
+    EXPECT_EQ(again.elements[0].integer, 0) << "stored again";
+
+    ASSERT_EQ(store({"new"}, 1000), 3);
+    const auto all = read(1, "", 10, false);
+    ASSERT_EQ(seqs(all), (std::vector<std::int64_t>{1, 2, 3}));
+    EXPECT_EQ(all[0].json, json("old one", 901, 1));
+    EXPECT_EQ(all[1].json, json("old two", 902, 2));
+    EXPECT_EQ(all[1].origin, "node-a");
+    EXPECT_EQ(all[2].json, json("new", 1000, 3));
+    EXPECT_EQ(seqs(read(1, "", 2, true)), (std::vector<std::int64_t>{3, 2}));
+}
+
+TEST_F(ClusterScriptsTest, ASayIsFoundAgainOnlyByItsOwnRunAndNumber) {
+    // node-b's say number 7, and node-a's say number 3 from a user named like a number, must
+    // not pass for node-a's say number 7.
+    for (const char* node : {"node-b", "node-a"}) {
+        std::string block;
+        parley::cluster::said_batch::start(block, node, "run1");
+        parley::cluster::said_batch::append(block, node == std::string("node-b") ? 7 : 3, 1000, "", "7", "\"7\"");
+        ASSERT_TRUE(eval(scripts::says, {keys::room_seq("den"), keys::room_stream("den")},
+                         {"10000", "1", "1", keys::room_channel("den"), block})
+                        .is_array());
+    }
+    const auto send_again = [&](const std::string& run) {
+        return eval(
+            scripts::say,
+            {keys::room_seq("den"), keys::room_stream("den"), keys::room_settings("den"), keys::room_revised("den")},
+            {"10000", "node-a", run, "1", "M\nnode-a\nden\nann\n", "1001", "", before("a", 1001), "}",
+             keys::room_channel("den"), "7", "1", "0", "0", "0"});
+    };
+    const redis_reply first = send_again("run1");
+    ASSERT_TRUE(first.is_array() && first.elements.size() == 1) << first.describe();
+    EXPECT_EQ(first.elements[0].integer, 3) << "taken for another say";
+    const redis_reply second = send_again("run1");
+    ASSERT_TRUE(second.is_array() && second.elements.size() == 1) << second.describe();
+    EXPECT_EQ(second.elements[0].integer, 0) << "stored twice";
 }
 
 }  // namespace

@@ -8,8 +8,8 @@ rooms/cluster/cluster_scripts.hpp ("current") and each VARIANT file (Lua text wi
 KEYS and ARGV), and one subscriber connection that subscribes to every room's channel and reads
 what is published (as a node feeding the rooms would). Then, M rounds, each script in turn:
 N calls of R rooms with K says each (the layout the node sends: per room its count, its channel
-and its says joined by newlines, each say a stream entry's x with a 64-character text), four
-calls in flight. Prints, per script, Redis's CPU time (INFO cpu) per say of each round and the
+and its block of says, said_batch.hpp, each say with a 64-character text), four calls in
+flight. Prints, per script, Redis's CPU time (INFO cpu) per say of each round and the
 median, and at the end Redis's command times (INFO commandstats) over all rounds and scripts
 together. The cluster bench (cluster_bench.py) prints K as says_per_room_entry and R*K as
 says_per_script_call; use those to make this load look like a cluster's.
@@ -91,13 +91,16 @@ def current_script():
     return found.group(1)
 
 
-def say_x(number):
-    # What the node writes for a say (stream_entries.hpp): the JSON's seq offset, the time, the
-    # ack ticket, NODE:RUN:NUMBER and the JSON without the seq's digits.
+def say_lines(number):
+    # One say of a room's block as the node writes it (said_batch.hpp): its number in the node's
+    # run, the time, the ack ticket, the sender and the text as a JSON string.
     text = ("message %d " % number).ljust(64, "x")
-    json = '{"type":"message","room":"lobby-3","from":"user-%d","text":"%s","ts":1765000000000,"seq":}' % (
-        number % 1000, text)
-    return "%d\n1765000000000\n1.%d.%d\nnode-1:1765000000:%d\n%s" % (len(json) - 1, number % 7, number, number, json)
+    return '%d\n1765000000000\n1.%d.%d\nuser-%d\n"%s"' % (number, number % 7, number, number % 1000, text)
+
+
+def block_of(first_number, count):
+    # A room's block: the node's "NODE:RUN", then its says.
+    return "\n".join(["node-1:1765000000"] + [say_lines(first_number + k) for k in range(count)])
 
 
 def main():
@@ -162,7 +165,7 @@ def main():
                         # Keys of their own per script, so each starts its streams from nothing alike.
                         keys += ["parley:{p%d}:room:%s:seq:%s" % (i, room, name),
                                  "parley:{p%d}:room:%s:log:%s" % (i, room, name)]
-                        block = "\n".join(say_x(number + k) for k in range(options.per_room))
+                        block = block_of(number, options.per_room)
                         number += options.per_room
                         args += [str(options.per_room), channel[room], block]
                         says += options.per_room

@@ -57,38 +57,48 @@ TEST(cluster_event, a_message_given_its_seq_has_it_spliced_into_its_json) {
 
 TEST(cluster_event, a_room_batch_of_stored_says_reads_as_messages_numbered_from_the_first) {
     // What scripts::says publishes on a room's channel: its entry's id (the first seq and the
-    // count), then each say's stream entry as stored; the room is the channel's.
-    const std::string json_d = R"({"type":"message","room":"den","seq":,"ts":7})";
-    const std::string at = std::to_string(json_d.find("\"seq\":") + 6);
-    const std::string x1 = at + "\n7\n0.4.9\nnode-2:1700:11\n" + json_d;
-    const std::string x2 = at + "\n8\n\nnode-3:1800:4\n" + json_d;
+    // count), then the room's block of says (said_batch.hpp); the room is the channel's.
+    std::string block;
+    said_batch::start(block, "node-2", "1700");
+    said_batch::append(block, 11, 7, "0.4.9", "ann", R"("hi \"there\"")");
+    said_batch::append(block, 12, 8, "", "bob", R"("")");
     std::vector<std::string> seen;
-    EXPECT_TRUE(for_each_said("X41-2\n" + x1 + "\n" + x2, "den", [&](const cluster_event& e) {
+    std::string scratch;
+    EXPECT_TRUE(for_each_said("Y41-2\n" + block, "den", scratch, [&](const cluster_event& e) {
         EXPECT_EQ(e.type, event_type::message);
         EXPECT_EQ(e.room, "den");
         seen.push_back(std::string(e.origin) + " " + std::to_string(e.seq) + " " + std::to_string(e.ts) + " " +
                        std::string(e.ack) + " " + std::string(e.body.substr(0, e.seq_at)) + std::to_string(e.seq) +
                        std::string(e.body.substr(e.seq_at)));
     }));
-    EXPECT_EQ(seen, (std::vector<std::string>{
-                        R"(node-2 41 7 0.4.9 {"type":"message","room":"den","seq":41,"ts":7})",
-                        R"(node-3 42 8  {"type":"message","room":"den","seq":42,"ts":7})"}));
-    EXPECT_TRUE(is_said_batch("X41-1\n" + x1));
+    // Each JSON is the one the sender's worker made of the say, byte for byte.
+    const auto json = [](std::string_view from, std::string_view text, std::int64_t seq, std::int64_t ts) {
+        const protocol::message_text_around_seq made = protocol::encode_message_around_seq("den", from, text, ts);
+        return made.before + std::to_string(seq) + made.after;
+    };
+    EXPECT_EQ(seen, (std::vector<std::string>{"node-2 41 7 0.4.9 " + json("ann", "hi \"there\"", 41, 7),
+                                              "node-2 42 8  " + json("bob", "", 42, 8)}));
+    EXPECT_TRUE(is_said_batch("Y41-2\n" + block));
     // The type letters of single events are followed by a newline: a dead node's event is one.
     EXPECT_FALSE(is_said_batch(format_event(event_type::node_gone, "node-2", {}, {}, {})));
     EXPECT_FALSE(is_said_batch(format_event(event_type::system, "node-2", "den", {}, "{}")));
     const auto ignore = [](const cluster_event&) {};
-    EXPECT_FALSE(for_each_said("X41-1", "den", ignore)) << "no says";
-    EXPECT_FALSE(for_each_said("X41-1\n" + x1, "", ignore)) << "no room (not a room's channel)";
-    EXPECT_FALSE(for_each_said("X41\n" + x1, "den", ignore)) << "no count";
-    EXPECT_FALSE(for_each_said("X0-1\n" + x1, "den", ignore));
-    EXPECT_FALSE(for_each_said("Xa-1\n" + x1, "den", ignore));
-    EXPECT_FALSE(for_each_said("X41-0\n" + x1, "den", ignore));
-    EXPECT_FALSE(for_each_said("X41-1\n" + x1 + "\n" + x2, "den", ignore)) << "more says than counted";
-    EXPECT_FALSE(for_each_said("X41-3\n" + x1 + "\n" + x2, "den", ignore)) << "fewer says than counted";
-    EXPECT_FALSE(for_each_said("X1-1\n999\n7\n\nn:1:1\n{}", "den", ignore)) << "offset past the JSON";
-    EXPECT_FALSE(for_each_said("X1-1\n1\n7\n\nnocolon\n{}", "den", ignore));
-    EXPECT_FALSE(for_each_said("X1-1\n1\n7\n", "den", ignore)) << "cut short";
+    EXPECT_FALSE(for_each_said("Y41-1", "den", scratch, ignore)) << "no says";
+    EXPECT_FALSE(for_each_said("Y41-2\nnode-2:1700", "den", scratch, ignore)) << "no says";
+    EXPECT_FALSE(for_each_said("Y41-2\n" + block, "", scratch, ignore)) << "no room (not a room's channel)";
+    EXPECT_FALSE(for_each_said("Y41\n" + block, "den", scratch, ignore)) << "no count";
+    EXPECT_FALSE(for_each_said("Y0-2\n" + block, "den", scratch, ignore));
+    EXPECT_FALSE(for_each_said("Ya-2\n" + block, "den", scratch, ignore));
+    EXPECT_FALSE(for_each_said("Y41-0\n" + block, "den", scratch, ignore));
+    EXPECT_FALSE(for_each_said("Y41--2\n" + block, "den", scratch, ignore));
+    EXPECT_FALSE(for_each_said("Y41-1\n" + block, "den", scratch, ignore)) << "more says than counted";
+    EXPECT_FALSE(for_each_said("Y41-3\n" + block, "den", scratch, ignore)) << "fewer says than counted";
+    EXPECT_FALSE(for_each_said("Y1-1\nnocolon\n1\n7\n\nann\n\"t\"", "den", scratch, ignore)) << "no run";
+    EXPECT_FALSE(for_each_said("Y1-1\nn:1\nx\n7\n\nann\n\"t\"", "den", scratch, ignore)) << "no number";
+    EXPECT_FALSE(for_each_said("Y1-1\nn:1\n1\n-7\n\nann\n\"t\"", "den", scratch, ignore)) << "a bad time";
+    EXPECT_FALSE(for_each_said("Y1-1\nn:1\n1\n7\n\n\n\"t\"", "den", scratch, ignore)) << "no sender";
+    EXPECT_FALSE(for_each_said("Y1-1\nn:1\n1\n7\n\nann\nt", "den", scratch, ignore)) << "a text not JSON";
+    EXPECT_FALSE(for_each_said("Y1-1\nn:1\n1\n7\n", "den", scratch, ignore)) << "cut short";
 }
 
 TEST(cluster_event, ack_tickets_round_trip) {

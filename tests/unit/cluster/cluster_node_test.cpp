@@ -277,12 +277,13 @@ TEST_F(cluster_node_test, the_says_of_one_pass_go_in_one_script_call_and_one_pub
     settle();
     EXPECT_EQ(redis_.say_batches, batches_before + 1) << "the three says went in more than one call";
     ASSERT_EQ(redis_.count("say"), 3u);
-    // Grouped by room, each room's in order. The script publishes on each room's channel "X",
-    // the room's entry id (first seq and count), then each say's stream entry as stored.
+    // Grouped by room, each room's in order. The script publishes on each room's channel "Y",
+    // the room's entry id (first seq and count), then the room's block of says as given.
     EXPECT_EQ(redis_.published_on,
               (std::vector<std::string>{keys::room_channel("lobby"), keys::room_channel("kitchen")}));
-    std::string lobby_batch = "X1-2";
-    std::string kitchen_batch = "X1-1";
+    ASSERT_EQ(redis_.published_blocks.size(), 2u);
+    const std::string lobby_batch = "Y1-2\n" + redis_.published_blocks[0];
+    const std::string kitchen_batch = "Y1-1\n" + redis_.published_blocks[1];
     std::vector<std::int64_t> seqs = {1, 2, 1};
     const std::vector<std::string> texts = {"one", "three", "two"};
     for (std::size_t i = 0; i < 3; ++i) {
@@ -290,11 +291,11 @@ TEST_F(cluster_node_test, the_says_of_one_pass_go_in_one_script_call_and_one_pub
         ASSERT_TRUE(say);
         EXPECT_EQ(say->args.at(7), i == 2 ? "kitchen" : "lobby") << "out of order";
         EXPECT_EQ(say->keys.at(0), i == 2 ? keys::room_seq("kitchen") : keys::room_seq("lobby"));
-        EXPECT_NE(say->args.at(4).find("\"" + texts[i] + "\""), std::string::npos) << say->args.at(4);
-        const std::string x = std::to_string(say->args.at(4).size()) + "\n" + say->args.at(2) + "\n" +
-                              say->args.at(3) + "\n" + say->args.at(8) + ":" + say->args.at(9) + ":" +
-                              say->args.at(10) + "\n" + say->args.at(4) + say->args.at(5);
-        (i == 2 ? kitchen_batch : lobby_batch) += "\n" + x;
+        // The JSON written back from the block is the one the sender's worker made.
+        const auto made = protocol::encode_message_around_seq(i == 2 ? "kitchen" : "lobby", "alice", texts[i],
+                                                              std::stoll(say->args.at(2)));
+        EXPECT_EQ(say->args.at(4), made.before);
+        EXPECT_EQ(say->args.at(5), made.after);
         redis_.answer(*say, integer_reply(seqs[i]));
     }
     settle();

@@ -171,6 +171,7 @@ public:
     std::size_t say_batches = 0;  // calls of the say script (each holds one or more messages)
     std::vector<std::vector<std::string>> batch_keys;  // the keys of each of those calls
     std::vector<std::string> published_on;  // the channel of each room of each batch of plain says
+    std::vector<std::string> published_blocks;  // and its says (said_batch.hpp), as given
 
 private:
     // What a batch's messages share: answered once every message is.
@@ -239,42 +240,34 @@ private:
         shared->replies.resize(count);
         std::size_t m = 0;
         for (std::size_t room = 0; room < rooms; ++room) {
-            std::string_view block = args[4 + 3 * room];
+            const std::string_view block = args[4 + 3 * room];
+            published_blocks.emplace_back(block);
             const std::string_view channel = args[3 + 3 * room];
             const std::string_view name = keys::room_of_channel(channel);
-            for (std::size_t i = 0; i < shared->per_room[room]; ++i, ++m) {
-                // x: "OFFSET\nTS\nACK\nNODE:RUN:NUMBER\n" and the JSON without its seq
-                std::string_view lines[4];
-                for (std::string_view& line : lines) {
-                    const std::size_t end = block.find('\n');
-                    line = block.substr(0, end);
-                    block.remove_prefix(end + 1);
-                }
-                const std::size_t json_end = block.find('\n');
-                const std::string_view x = block.substr(0, json_end);
-                block.remove_prefix(json_end == std::string_view::npos ? block.size() : json_end + 1);
-                const std::size_t offset = std::stoul(std::string(lines[0]));
-                const std::string_view said = lines[3];
-                const std::size_t colon = said.find(':');
-                const std::size_t colon2 = said.find(':', colon + 1);
+            // The block (said_batch.hpp): each say's message JSON written back as a reader does.
+            const std::int64_t read = said_batch::read(block, [&](const said_batch::say& say) {
+                const std::size_t colon = say.said.find(':');
+                std::string before;
+                protocol::append_message_before_seq(before, name, say.from, say.text_json, say.ts);
                 std::vector<std::string> message = {std::string(channel),
-                                                    message_event_head(said.substr(0, colon), name, {}),
-                                                    std::string(lines[1]),
-                                                    std::string(lines[2]),
-                                                    std::string(x.substr(0, offset)),
-                                                    std::string(x.substr(offset)),
+                                                    message_event_head(say.node, name, {}),
+                                                    std::to_string(say.ts),
+                                                    std::string(say.ack),
+                                                    std::move(before),
+                                                    "}",
                                                     std::string(args[0]),
                                                     std::string(name),
-                                                    std::string(said.substr(0, colon)),
-                                                    std::string(said.substr(colon + 1, colon2 - colon - 1)),
-                                                    std::string(said.substr(colon2 + 1)),
+                                                    std::string(say.node),
+                                                    std::string(say.said.substr(colon + 1)),
+                                                    std::string(say.number),
                                                     "0"};
                 calls.push_back({"say",
                                  {},
                                  {std::string(keys[2 * room]), std::string(keys[2 * room + 1])},
                                  std::move(message),
-                                 answer_part(shared, m)});
-            }
+                                 answer_part(shared, m++)});
+            });
+            EXPECT_EQ(read, static_cast<std::int64_t>(shared->per_room[room])) << "a malformed block of says: " << block;
         }
     }
 

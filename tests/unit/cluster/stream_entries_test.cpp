@@ -1,6 +1,8 @@
-// A room's stream entries read back in both layouts the scripts write (stream_entries.hpp).
+// A room's stream entries read back in every layout the scripts write or wrote (stream_entries.hpp).
 
 #include "rooms/cluster/stream_entries.hpp"
+
+#include "rooms/cluster/said_batch.hpp"
 
 #include <gtest/gtest.h>
 
@@ -29,7 +31,7 @@ redis_reply entry(std::string id, const std::vector<std::string>& fields) {
     return e;
 }
 
-TEST(stream_entries, both_layouts_read_back_alike) {
+TEST(stream_entries, every_layout_reads_back_alike) {
     const std::string before = R"({"type":"message","room":"lobby","seq":)";
     redis_reply reply;
     reply.type = redis_reply::kind::array;
@@ -40,8 +42,15 @@ TEST(stream_entries, both_layouts_read_back_alike) {
         entry("7-1", {"x", std::to_string(before.size()) + "\n1701\n0.1.3\nnode-b:run:10\n" + before + "}"}));
     // Not a message: left out.
     reply.elements.push_back(entry("8-1", {"x", "nonsense"}));
-    const auto entries = parse_stream(reply);
-    ASSERT_EQ(entries.size(), 2u);
+    // A say of a batch as read_log gives it now: a block of one say (said_batch.hpp), whose
+    // JSON is written back with the stream's room.
+    std::string said;
+    said_batch::start(said, "node-c", "run");
+    said_batch::append(said, 11, 1702, "0.1.4", "ann", R"("hello")");
+    reply.elements.push_back(entry("9-1", {"y", said}));
+    reply.elements.push_back(entry("10-1", {"y", "node-c:run\n12\n1703\n\nann\nnot JSON"}));
+    const auto entries = parse_stream(reply, "lobby");
+    ASSERT_EQ(entries.size(), 3u);
     EXPECT_EQ(entries[0].seq, 6);
     EXPECT_EQ(entries[0].json, before + "6}");
     EXPECT_EQ(entries[0].ts, 1700);
@@ -52,6 +61,11 @@ TEST(stream_entries, both_layouts_read_back_alike) {
     EXPECT_EQ(entries[1].ts, 1701);
     EXPECT_EQ(entries[1].ack, "0.1.3");
     EXPECT_EQ(entries[1].origin, "node-b");
+    EXPECT_EQ(entries[2].seq, 9);
+    EXPECT_EQ(entries[2].json, R"({"type":"message","room":"lobby","from":"ann","text":"hello","ts":1702,"seq":9})");
+    EXPECT_EQ(entries[2].ts, 1702);
+    EXPECT_EQ(entries[2].ack, "0.1.4");
+    EXPECT_EQ(entries[2].origin, "node-c");
 }
 
 }  // namespace
