@@ -1,7 +1,5 @@
 #include "rooms/cluster/cluster_event.hpp"
 
-#include <charconv>
-
 namespace parley::cluster {
 namespace {
 
@@ -14,12 +12,6 @@ bool next_line(std::string_view& text, std::string_view& line) {
     line = text.substr(0, end);
     text.remove_prefix(end + 1);
     return true;
-}
-
-template <typename T>
-bool read_number(std::string_view text, T& out) {
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-    return !text.empty() && ec == std::errc() && end == text.data() + text.size();
 }
 
 bool known_type(char c) {
@@ -68,7 +60,7 @@ std::optional<cluster_event> parse_event(std::string_view payload, std::int64_t 
         // From a room's channel (scripts::presence): the membership version, then the JSON
         // (JSON text never starts with a digit here: it is an object).
         std::string_view version;
-        if (!next_line(payload, version) || !read_number(version, e.version) || e.version <= 0 || e.room.empty()) {
+        if (!next_line(payload, version) || !parse_number(version, e.version) || e.version <= 0 || e.room.empty()) {
             return std::nullopt;
         }
     }
@@ -79,18 +71,18 @@ std::optional<cluster_event> parse_event(std::string_view payload, std::int64_t 
     std::string_view seq;
     std::string_view ts;
     if (!next_line(payload, seq) || !next_line(payload, ts) || !next_line(payload, e.ack) ||
-        !read_number(ts, e.ts) || e.room.empty()) {
+        !parse_number(ts, e.ts) || e.room.empty()) {
         return std::nullopt;
     }
     if (batch_seq > 0) {
         // From a batch of says: the line holds where the seq's digits go into the JSON.
         std::size_t at = 0;
-        if (!read_number(seq, at) || at > payload.size()) {
+        if (!parse_number(seq, at) || at > payload.size()) {
             return std::nullopt;
         }
         e.seq = batch_seq;
         e.seq_at = at;
-    } else if (!read_number(seq, e.seq) || e.seq <= 0) {
+    } else if (!parse_number(seq, e.seq) || e.seq <= 0) {
         return std::nullopt;
     }
     e.body = payload;
@@ -129,8 +121,8 @@ std::optional<ack_ticket> parse_ack_ticket(std::string_view text) {
         return std::nullopt;
     }
     ack_ticket t;
-    if (!read_number(text.substr(0, first), t.sender.worker) ||
-        !read_number(text.substr(first + 1, second - first - 1), t.sender.session)) {
+    if (!parse_number(text.substr(0, first), t.sender.worker) ||
+        !parse_number(text.substr(first + 1, second - first - 1), t.sender.session)) {
         return std::nullopt;
     }
     t.re = text.substr(second + 1);
@@ -150,8 +142,8 @@ std::string format_session(registry::session_handle session) {
 std::optional<registry::session_handle> parse_session(std::string_view text) {
     auto dot = text.find('.');
     registry::session_handle h;
-    if (dot == std::string_view::npos || !read_number(text.substr(0, dot), h.worker) ||
-        !read_number(text.substr(dot + 1), h.session)) {
+    if (dot == std::string_view::npos || !parse_number(text.substr(0, dot), h.worker) ||
+        !parse_number(text.substr(dot + 1), h.session)) {
         return std::nullopt;
     }
     return h;

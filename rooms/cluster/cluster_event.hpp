@@ -2,9 +2,9 @@
 
 #include "protocol/server_messages.hpp"
 #include "registry/session_handle.hpp"
+#include "rooms/cluster/number_text.hpp"
 #include "rooms/cluster/said_batch.hpp"
 
-#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -84,12 +84,8 @@ bool for_each_said(std::string_view publication, std::string_view room, std::str
     const std::size_t dash = id.find('-');
     std::int64_t first = 0;
     std::int64_t count = 0;
-    const auto whole_number = [](std::string_view text, std::int64_t& out) {
-        const auto [stop, error] = std::from_chars(text.data(), text.data() + text.size(), out);
-        return !text.empty() && text[0] != '-' && error == std::errc() && stop == text.data() + text.size();
-    };
     if (!is_said_batch(publication) || end == std::string_view::npos || dash == std::string_view::npos ||
-        !whole_number(id.substr(1, dash - 1), first) || first <= 0 || !whole_number(id.substr(dash + 1), count) ||
+        !parse_unsigned(id.substr(1, dash - 1), first) || first <= 0 || !parse_unsigned(id.substr(dash + 1), count) ||
         count <= 0 || room.empty()) {
         return false;
     }

@@ -11,7 +11,7 @@
 #include "rooms/direct_conversations.hpp"
 #include "rooms/session_task.hpp"
 #include "rooms/cluster/cluster_keys.hpp"
-#include "rooms/cluster/cluster_scripts.hpp"
+#include "rooms/cluster/conversation_scripts.hpp"
 #include "rooms/cluster/stream_entries.hpp"
 #include "rooms/worker_context.hpp"
 

@@ -1,5 +1,7 @@
 #include "rooms/cluster/resp_protocol.hpp"
 
+#include "rooms/cluster/number_text.hpp"
+
 #include <charconv>
 #include <optional>
 
@@ -28,8 +30,7 @@ std::size_t line_end(std::string_view input, std::size_t pos) {
 // A decimal header value; nothing when it is not one.
 std::optional<long long> number(std::string_view text) {
     long long value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) {
+    if (!parse_number(text, value)) {
         return std::nullopt;
     }
     return value;

@@ -1,6 +1,7 @@
 #pragma once
 
-#include <charconv>
+#include "rooms/cluster/number_text.hpp"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -55,10 +56,6 @@ std::int64_t read(std::string_view block, F&& f) {
         line = block.substr(0, end);
         block.remove_prefix(end == std::string_view::npos ? block.size() : end + 1);
     };
-    const auto whole_number = [](std::string_view text, std::int64_t& out) {
-        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
-        return !text.empty() && text[0] != '-' && error == std::errc() && end == text.data() + text.size();
-    };
     say s;
     next_line(s.said);
     const std::size_t colon = s.said.find(':');
@@ -75,7 +72,7 @@ std::int64_t read(std::string_view block, F&& f) {
         next_line(s.ack);
         next_line(s.from);
         next_line(s.text_json);
-        if (!whole_number(s.number, number) || !whole_number(ts, s.ts) || s.from.empty() ||
+        if (!parse_unsigned(s.number, number) || !parse_unsigned(ts, s.ts) || s.from.empty() ||
             s.text_json.size() < 2 || s.text_json.front() != '"' || s.text_json.back() != '"') {
             return -1;
         }

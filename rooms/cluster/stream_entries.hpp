@@ -1,21 +1,14 @@
 #pragma once
 
+#include "rooms/cluster/number_text.hpp"
 #include "rooms/cluster/redis_reply.hpp"
 
-#include <charconv>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace parley::cluster {
-
-// A whole decimal number, nothing before or after it.
-template <typename T>
-bool parse_number(std::string_view text, T& out) {
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-    return !text.empty() && ec == std::errc() && end == text.data() + text.size();
-}
 
 // A message as a room's stream gives it: the entry ["SEQ-1", [field, value, ...]] of one message,
 // as scripts::read_log answers (it splits a batch's entry into its says) and a dm's stream
