@@ -69,6 +69,12 @@ inline bool is_said_batch(std::string_view publication) {
     return publication.size() > 1 && publication[0] == 'Y' && publication[1] != '\n';
 }
 
+// The first of the two publications scripts::says makes of a batch: "Y" and the stream entry's
+// id "FIRST-COUNT", nothing after (said_batch_joiner puts it together with its block).
+inline bool is_said_header(std::string_view publication) {
+    return is_said_batch(publication) && publication.find('\n') == std::string_view::npos;
+}
+
 // A batch of one room's says as scripts::says publishes it on the room's channel: "Y", the
 // stream entry's id "FIRST-COUNT", "\n" and the says (said_batch.hpp), numbered from the first
 // seq one by one; `room` is the channel's (keys::room_of_channel). Calls f(const cluster_event&)

@@ -3,6 +3,7 @@
 #include "rooms/cluster/cluster_keys.hpp"
 #include "rooms/cluster/cluster_node.hpp"
 #include "rooms/cluster/cluster_scripts.hpp"
+#include "rooms/cluster/said_batch_joiner.hpp"
 
 #include <boost/asio/post.hpp>
 #include <openssl/sha.h>
@@ -131,9 +132,15 @@ void redis_transport::connect_shard(std::size_t i) {
             channels.push_back(channel);
         }
     }
-    s.subscriber->subscribe(std::move(channels), [this](std::string_view channel, std::string_view payload) {
-        node_->on_channel_message(payload, channel);
-    });
+    // A room's batch of says comes as two publications, put together again before the node
+    // reads it; the joiner belongs to this connection, whose order pairs them.
+    auto joiner = std::make_shared<said_batch_joiner>();
+    s.subscriber->subscribe(std::move(channels),
+                            [this, joiner](std::string_view channel, std::string_view payload) {
+                                joiner->take(channel, payload, [this](std::string_view c, std::string_view p) {
+                                    node_->on_channel_message(p, c);
+                                });
+                            });
     s.subscriber->on_subscribed([this](std::string_view channel) { node_->on_subscribed(channel); });
     s.commands->start();
     s.subscriber->start();
