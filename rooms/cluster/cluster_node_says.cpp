@@ -136,9 +136,10 @@ void cluster_node::send_plain_says(const std::vector<const pending_say*>& part, 
         // The room's says as a block (said_batch.hpp): stored and published as it is, and
         // every reader writes the rest of each message's JSON back.
         std::string& says = owned.emplace_back();
-        said_batch::start(says, options_.node_id, incarnation_);
+        const said_batch::origin origin = said_batch::start(says, options_.node_id, incarnation_,
+                                                             per_room[r].front()->nonce, per_room[r].front()->ts);
         for (const pending_say* say : per_room[r]) {
-            said_batch::append(says, say->nonce, say->ts, say->ack, say->from,
+            said_batch::append(says, origin, say->nonce, say->ts, say->ack, say->from,
                                std::string_view(say->json_before).substr(say->text_at, say->text_size));
             numbers.push_back(say->nonce);
         }

@@ -168,10 +168,11 @@ for m = 1, tonumber(ARGV[4]) do
   local result = nil
   if resend == '1' then
     -- stored already, by this script (n), by a batch of says (c: this node's run on its first
-    -- line, then the number first of each say's five lines) or by an earlier version's batch (x
-    -- and b hold NODE:RUN:NUMBER on its own line)?
+    -- line, then the number first of each say's five lines, less the first line's NUMBER0 when
+    -- it has one) or by an earlier version's batch (x and b hold NODE:RUN:NUMBER on its own line)?
     local line = '\n' .. said .. '\n'
     local run = ARGV[2] .. ':' .. ARGV[3]
+    local wanted = tonumber(number)
     for _, entry in ipairs(redis.call('XREVRANGE', log_key, '+', '-', 'COUNT', 1000)) do
       local fields = entry[2]
       for i = 1, #fields, 2 do
@@ -180,11 +181,14 @@ for m = 1, tonumber(ARGV[4]) do
            ((fields[i] == 'x' or fields[i] == 'b') and string.find(value, line, 1, true)) then
           result = 0
         end
-        if fields[i] == 'c' and string.sub(value, 1, #run + 1) == run .. '\n' then
-          local at = #run + 2
+        local after_run = string.sub(value, #run + 1, #run + 1)
+        if fields[i] == 'c' and string.sub(value, 1, #run) == run and (after_run == '\n' or after_run == ':') then
+          local at = (string.find(value, '\n', 1, true) or #value) + 1
+          local number0 = tonumber(string.match(value, '^[^\n]*:(%d+):%d+\n')) or 0
           while not result and at <= #value do
             local stop = string.find(value, '\n', at, true) or (#value + 1)
-            if string.sub(value, at, stop - 1) == number then result = 0 end
+            local offset = tonumber(string.sub(value, at, stop - 1))
+            if offset and offset + number0 == wanted then result = 0 end
             for _ = 1, 4 do stop = string.find(value, '\n', stop + 1, true) or (#value + 1) end
             at = stop + 1
           end
@@ -235,13 +239,13 @@ return out
 // The fast path of says: a batch of plain says (no event, none sent again), which is what a busy
 // cluster sends. Per room it numbers once (INCRBY), stores once (one stream entry holds the
 // room's says of the batch) and publishes once, and trims the stream (XTRIM MINID, by seq) when
-// its seq passes a multiple of 64; the node did all the text work before. Redis's Lua hashes
-// every byte of every string it makes, and a stream entry costs its allocation and bookkeeping,
-// so the script makes one of each per room, none per say.
+// its seq passes a multiple of 64; the node did all the text work before. Every string Lua makes
+// costs a copy, and a stream entry its allocation and bookkeeping, so the script makes one of
+// each per room, none per say.
 // KEYS: two per room of the batch: its seq counter, its stream.
 // ARGV: stream length, the room count R, then per room: its count of says C, its channel, and
-// its says as a block (said_batch.hpp: the node, then per say its number, time, ack ticket,
-// sender and text).
+// its says as a block (said_batch.hpp: the node, its run and the first say's number and time,
+// then per say its number and time as offsets from those, its ack ticket, sender and text).
 // Stores the block as the entry "FIRST-C" with the field c (the says are numbered FIRST,
 // FIRST + 1, ... in order). Publishes on each room's channel "Y" and the entry's id "FIRST-C",
 // then the block as it came: a second publication costs Redis less than a string joined in Lua,

@@ -72,8 +72,9 @@ struct joined {
 
 // Lua's newest_ts(log): the time of a stream's newest message, '0' when it holds none. Its t, or
 // the time of the last say of a batch's c (the entry "FIRST-C" holds the node's line and C says
-// of five lines each, the time second), or of an earlier version's x or b (likewise, without the
-// node's line).
+// of five lines each, the time second; with TS0 on the node's line, "NODE:RUN:NUMBER0:TS0", the
+// time is an offset from it), or of an earlier version's x or b (likewise, without the node's
+// line).
 inline constexpr std::string_view newest_ts_function = R"lua(
 local function newest_ts(log)
   local newest = redis.call('XREVRANGE', log, '+', '-', 'COUNT', 1)[1]
@@ -82,7 +83,9 @@ local function newest_ts(log)
   local fields, ts = newest[2], '0'
   for j = 1, #fields, 2 do
     local value = fields[j + 1]
+    local ts0 = nil
     if fields[j] == 't' then ts = value end
+    if fields[j] == 'c' then ts0 = tonumber(string.match(value, '^[^\n]*:%d+:(%d+)\n')) end
     if fields[j] == 'b' or fields[j] == 'c' then
       local at = 0
       local lines = 5 * (count - 1)
@@ -90,7 +93,12 @@ local function newest_ts(log)
       for _ = 1, lines do at = string.find(value, '\n', at + 1, true) or #value end
       value = string.sub(value, at + 1)
     end
-    if fields[j] == 'x' or fields[j] == 'b' or fields[j] == 'c' then ts = string.match(value, '^%d+\n(%d+)') or ts end
+    if ts0 then
+      local offset = tonumber(string.match(value, '^%-?%d+\n(%-?%d+)'))
+      if offset then ts = string.format('%d', ts0 + offset) end
+    elseif fields[j] == 'x' or fields[j] == 'b' or fields[j] == 'c' then
+      ts = string.match(value, '^%d+\n(%d+)') or ts
+    end
   end
   return ts
 end

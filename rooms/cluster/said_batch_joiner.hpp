@@ -53,7 +53,8 @@ public:
     std::uint64_t orphaned() const { return orphaned_; }
 
 private:
-    // A block's first line is "NODE:RUN"; an event's is its type letter alone.
+    // A block's first line is "NODE:RUN:NUMBER0:TS0" (said_batch.hpp); an event's is its type
+    // letter alone.
     static bool is_block(std::string_view payload) {
         const std::string_view first_line = payload.substr(0, payload.find('\n'));
         return first_line.find(':') != std::string_view::npos;

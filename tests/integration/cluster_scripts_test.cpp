@@ -108,11 +108,11 @@ protected:
     // returns the first seq it gave them.
     std::int64_t store(const std::vector<std::string>& texts, std::int64_t ts, std::size_t length = 10000) {
         std::string block;
-        parley::cluster::said_batch::start(block, "node-a", "run1");
+        const auto origin = parley::cluster::said_batch::start(block, "node-a", "run1", number_ + 1, ts);
         for (const std::string& t : texts) {
             ++number_;
-            parley::cluster::said_batch::append(block, number_, ts++, "0.1." + std::to_string(number_), "ann",
-                                                "\"" + t + "\"");
+            parley::cluster::said_batch::append(block, origin, number_, ts++, "0.1." + std::to_string(number_),
+                                                "ann", "\"" + t + "\"");
         }
         const redis_reply r = eval(scripts::says, {keys::room_seq("den"), keys::room_stream("den")},
                                    {std::to_string(length), "1", std::to_string(texts.size()),
@@ -248,14 +248,63 @@ TEST_F(ClusterScriptsTest, BatchesAnEarlierVersionStoredAreStillRead) {
     ASSERT_TRUE(again.is_array() && again.elements.size() == 1) << again.describe();
     EXPECT_EQ(again.elements[0].integer, 0) << "stored again";
 
-    ASSERT_EQ(store({"new"}, 1000), 3);
+    // The next version's batch: c, whose first line is the node's "NODE:RUN" only and whose
+    // says give their numbers and times whole.
+    ASSERT_EQ(call({"XADD", keys::room_stream("den"), "3-2", "c",
+                    "node-a:run0\n3\n903\n0.1.3\nann\n\"old three\"\n4\n904\n0.1.4\nann\n\"old four\""})
+                  .text,
+              "3-2");
+    ASSERT_EQ(call({"SET", keys::room_seq("den"), "4"}).text, "OK");
+    const redis_reply c_tips = eval(scripts::log_tips, {keys::room_seq("den"), keys::room_stream("den")}, {});
+    ASSERT_TRUE(c_tips.is_array() && c_tips.elements.size() == 2) << c_tips.describe();
+    EXPECT_EQ(c_tips.elements[1].text, "904");
+    const redis_reply c_again = eval(
+        scripts::say,
+        {keys::room_seq("den"), keys::room_stream("den"), keys::room_settings("den"), keys::room_revised("den")},
+        {"10000", "node-a", "run0", "1", "M\nnode-a\nden\nann\n", "904", "0.1.4", before("old four", 904), "}",
+         keys::room_channel("den"), "4", "1", "0", "0", "0"});
+    ASSERT_TRUE(c_again.is_array() && c_again.elements.size() == 1) << c_again.describe();
+    EXPECT_EQ(c_again.elements[0].integer, 0) << "stored again";
+
+    ASSERT_EQ(store({"new"}, 1000), 5);
     const auto all = read(1, "", 10, false);
-    ASSERT_EQ(seqs(all), (std::vector<std::int64_t>{1, 2, 3}));
+    ASSERT_EQ(seqs(all), (std::vector<std::int64_t>{1, 2, 3, 4, 5}));
     EXPECT_EQ(all[0].json, json("old one", 901, 1));
     EXPECT_EQ(all[1].json, json("old two", 902, 2));
     EXPECT_EQ(all[1].origin, "node-a");
-    EXPECT_EQ(all[2].json, json("new", 1000, 3));
-    EXPECT_EQ(seqs(read(1, "", 2, true)), (std::vector<std::int64_t>{3, 2}));
+    EXPECT_EQ(all[2].json, json("old three", 903, 3));
+    EXPECT_EQ(all[3].json, json("old four", 904, 4));
+    EXPECT_EQ(all[3].ack, "0.1.4");
+    EXPECT_EQ(all[4].json, json("new", 1000, 5));
+    EXPECT_EQ(seqs(read(1, "", 2, true)), (std::vector<std::int64_t>{5, 4}));
+}
+
+TEST_F(ClusterScriptsTest, NumbersAndTimesCountedFromABatchsFirstLineReadBackWhole) {
+    // A batch whose numbers and times run backwards from its first say (a clock stepped back):
+    // the newest time, history and the check for a say sent again read them whole.
+    std::string block;
+    const auto origin = parley::cluster::said_batch::start(block, "node-a", "run1", 500, 1700000000900);
+    parley::cluster::said_batch::append(block, origin, 500, 1700000000900, "", "ann", "\"x\"");
+    parley::cluster::said_batch::append(block, origin, 498, 1700000000850, "", "ann", "\"y\"");
+    ASSERT_TRUE(eval(scripts::says, {keys::room_seq("den"), keys::room_stream("den")},
+                     {"10000", "1", "2", keys::room_channel("den"), block})
+                    .is_array());
+    const redis_reply tips = eval(scripts::log_tips, {keys::room_seq("den"), keys::room_stream("den")}, {});
+    ASSERT_TRUE(tips.is_array() && tips.elements.size() == 2) << tips.describe();
+    EXPECT_EQ(tips.elements[1].text, "1700000000850");
+    const auto all = read(1, "", 10, false);
+    ASSERT_EQ(seqs(all), (std::vector<std::int64_t>{1, 2}));
+    EXPECT_EQ(all[1].ts, 1700000000850);
+    const auto send_again = [&](const std::string& number) {
+        const redis_reply r = eval(
+            scripts::say,
+            {keys::room_seq("den"), keys::room_stream("den"), keys::room_settings("den"), keys::room_revised("den")},
+            {"10000", "node-a", "run1", "1", "M\nnode-a\nden\nann\n", "1700000000850", "", before("y", 1700000000850),
+             "}", keys::room_channel("den"), number, "1", "0", "0", "0"});
+        return r.is_array() && r.elements.size() == 1 ? r.elements[0].integer : -99;
+    };
+    EXPECT_EQ(send_again("498"), 0) << "stored again";
+    EXPECT_EQ(send_again("499"), 3) << "a say never stored taken for one";
 }
 
 TEST_F(ClusterScriptsTest, ASayIsFoundAgainOnlyByItsOwnRunAndNumber) {
@@ -263,8 +312,9 @@ TEST_F(ClusterScriptsTest, ASayIsFoundAgainOnlyByItsOwnRunAndNumber) {
     // not pass for node-a's say number 7.
     for (const char* node : {"node-b", "node-a"}) {
         std::string block;
-        parley::cluster::said_batch::start(block, node, "run1");
-        parley::cluster::said_batch::append(block, node == std::string("node-b") ? 7 : 3, 1000, "", "7", "\"7\"");
+        const std::uint64_t number = node == std::string("node-b") ? 7 : 3;
+        const auto origin = parley::cluster::said_batch::start(block, node, "run1", number, 1000);
+        parley::cluster::said_batch::append(block, origin, number, 1000, "", "7", "\"7\"");
         ASSERT_TRUE(eval(scripts::says, {keys::room_seq("den"), keys::room_stream("den")},
                          {"10000", "1", "1", keys::room_channel("den"), block})
                         .is_array());

@@ -91,16 +91,18 @@ def current_script():
     return found.group(1)
 
 
-def say_lines(number):
+def say_lines(number, first_number):
     # One say of a room's block as the node writes it (said_batch.hpp): its number in the node's
-    # run, the time, the ack ticket, the sender and the text as a JSON string.
+    # run and its time (the same for every say here) as offsets from the block's first line, the
+    # ack ticket, the sender and the text as a JSON string.
     text = ("message %d " % number).ljust(64, "x")
-    return '%d\n1765000000000\n1.%d.%d\nuser-%d\n"%s"' % (number, number % 7, number, number % 1000, text)
+    return '%d\n0\n1.%d.%d\nuser-%d\n"%s"' % (number - first_number, number % 7, number, number % 1000, text)
 
 
 def block_of(first_number, count):
-    # A room's block: the node's "NODE:RUN", then its says.
-    return "\n".join(["node-1:1765000000"] + [say_lines(first_number + k) for k in range(count)])
+    # A room's block: "NODE:RUN:NUMBER0:TS0", then its says.
+    return "\n".join(["node-1:1765000000:%d:1765000000000" % first_number] +
+                     [say_lines(first_number + k, first_number) for k in range(count)])
 
 
 def main():

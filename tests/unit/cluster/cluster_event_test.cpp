@@ -59,9 +59,11 @@ TEST(cluster_event, a_room_batch_of_stored_says_reads_as_messages_numbered_from_
     // What scripts::says publishes on a room's channel: its entry's id (the first seq and the
     // count), then the room's block of says (said_batch.hpp); the room is the channel's.
     std::string block;
-    said_batch::start(block, "node-2", "1700");
-    said_batch::append(block, 11, 7, "0.4.9", "ann", R"("hi \"there\"")");
-    said_batch::append(block, 12, 8, "", "bob", R"("")");
+    const said_batch::origin origin = said_batch::start(block, "node-2", "1700", 11, 7);
+    said_batch::append(block, origin, 11, 7, "0.4.9", "ann", R"("hi \"there\"")");
+    said_batch::append(block, origin, 12, 8, "", "bob", R"("")");
+    // Numbers and times are offsets from the first line's.
+    EXPECT_EQ(block.substr(0, block.find('\n', block.find('\n') + 1)), "node-2:1700:11:7\n0");
     std::vector<std::string> seen;
     std::string scratch;
     EXPECT_TRUE(for_each_said("Y41-2\n" + block, "den", scratch, [&](const cluster_event& e) {
@@ -99,6 +101,36 @@ TEST(cluster_event, a_room_batch_of_stored_says_reads_as_messages_numbered_from_
     EXPECT_FALSE(for_each_said("Y1-1\nn:1\n1\n7\n\n\n\"t\"", "den", scratch, ignore)) << "no sender";
     EXPECT_FALSE(for_each_said("Y1-1\nn:1\n1\n7\n\nann\nt", "den", scratch, ignore)) << "a text not JSON";
     EXPECT_FALSE(for_each_said("Y1-1\nn:1\n1\n7\n", "den", scratch, ignore)) << "cut short";
+}
+
+TEST(cluster_event, a_block_counts_numbers_and_times_from_its_first_line_either_way_or_reads_them_whole) {
+    const auto read_all = [](std::string_view block) {
+        std::vector<std::string> out;
+        const std::int64_t count = said_batch::read(block, [&](const said_batch::say& say) {
+            out.push_back(std::string(say.said) + " " + std::to_string(say.number) + " " + std::to_string(say.ts));
+        });
+        if (count < 0) {
+            out.assign(1, "malformed");
+        }
+        return out;
+    };
+    std::string block;
+    // A clock that stepped back between two says, and numbers out of order, stay exact.
+    const said_batch::origin origin = said_batch::start(block, "n1", "99", 1000, 1700000000500);
+    said_batch::append(block, origin, 1000, 1700000000500, "", "ann", R"("a")");
+    said_batch::append(block, origin, 1003, 1700000000498, "", "ann", R"("b")");
+    said_batch::append(block, origin, 998, 1700000001000, "", "ann", R"("c")");
+    EXPECT_EQ(read_all(block), (std::vector<std::string>{"n1:99 1000 1700000000500", "n1:99 1003 1700000000498",
+                                                         "n1:99 998 1700000001000"}));
+    EXPECT_EQ(block, "n1:99:1000:1700000000500\n0\n0\n\nann\n\"a\"\n3\n-2\n\nann\n\"b\"\n-2\n500\n\nann\n\"c\"");
+    // As an earlier version wrote it (kept in streams): no origin, whole numbers, no sign.
+    EXPECT_EQ(read_all("n1:99\n1000\n1700000000500\n\nann\n\"a\""),
+              std::vector<std::string>{"n1:99 1000 1700000000500"});
+    EXPECT_EQ(read_all("n1:99\n-1\n1700000000500\n\nann\n\"a\""), std::vector<std::string>{"malformed"});
+    EXPECT_EQ(read_all("n1:99:1000\n0\n0\n\nann\n\"a\""), std::vector<std::string>{"malformed"}) << "no time";
+    EXPECT_EQ(read_all("n1:99:x:5\n0\n0\n\nann\n\"a\""), std::vector<std::string>{"malformed"});
+    EXPECT_EQ(read_all("n1::1000:5\n0\n0\n\nann\n\"a\""), std::vector<std::string>{"malformed"}) << "no run";
+    EXPECT_EQ(read_all("n1:99:1000:5\n0\n+1\n\nann\n\"a\""), std::vector<std::string>{"malformed"});
 }
 
 TEST(cluster_event, ack_tickets_round_trip) {

@@ -259,7 +259,7 @@ private:
                                                     std::string(name),
                                                     std::string(say.node),
                                                     std::string(say.said.substr(colon + 1)),
-                                                    std::string(say.number),
+                                                    std::to_string(say.number),
                                                     "0"};
                 calls.push_back({"say",
                                  {},

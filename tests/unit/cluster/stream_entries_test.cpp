@@ -45,8 +45,8 @@ TEST(stream_entries, every_layout_reads_back_alike) {
     // A say of a batch as read_log gives it now: a block of one say (said_batch.hpp), whose
     // JSON is written back with the stream's room.
     std::string said;
-    said_batch::start(said, "node-c", "run");
-    said_batch::append(said, 11, 1702, "0.1.4", "ann", R"("hello")");
+    const said_batch::origin origin = said_batch::start(said, "node-c", "run", 11, 1690);
+    said_batch::append(said, origin, 11, 1702, "0.1.4", "ann", R"("hello")");
     reply.elements.push_back(entry("9-1", {"y", said}));
     reply.elements.push_back(entry("10-1", {"y", "node-c:run\n12\n1703\n\nann\nnot JSON"}));
     const auto entries = parse_stream(reply, "lobby");
