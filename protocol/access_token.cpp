@@ -2,10 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 
-#include <array>
 #include <cmath>
 
 namespace parley::protocol {
@@ -121,6 +118,15 @@ std::string base64url_encode(std::string_view bytes) {
 
 token_check verify_hs256_token(std::string_view token, std::string_view secret, std::int64_t now,
                                std::int64_t leeway) {
+    token_keys keys;
+    keys.add_secret(std::string(secret));
+    token_rules rules;
+    rules.leeway = leeway;
+    return verify_token(token, keys, now, rules);
+}
+
+token_check verify_token(std::string_view token, const token_keys& keys, std::int64_t now, const token_rules& rules) {
+    const std::int64_t leeway = rules.leeway;
     const std::size_t first_dot = token.find('.');
     const std::size_t second_dot = first_dot == std::string_view::npos ? first_dot : token.find('.', first_dot + 1);
     if (second_dot == std::string_view::npos || token.find('.', second_dot + 1) != std::string_view::npos) {
@@ -135,27 +141,32 @@ token_check verify_hs256_token(std::string_view token, std::string_view secret, 
         return refuse(token_problem::malformed, "header is not base64url JSON object");
     }
     auto alg = header->find("alg");
-    if (alg == header->end() || !alg->is_string() || alg->get<std::string>() != "HS256") {
-        return refuse(token_problem::algorithm, "algorithm is not HS256");
+    if (alg == header->end() || !alg->is_string()) {
+        return refuse(token_problem::algorithm, "no algorithm");
     }
     if (header->contains("crit")) {
         return refuse(token_problem::algorithm, "critical header extensions are not supported");
+    }
+    std::optional<std::string> kid;
+    if (auto named = header->find("kid"); named != header->end()) {
+        if (!named->is_string()) {
+            return refuse(token_problem::malformed, "'kid' is not a string");
+        }
+        kid = named->get<std::string>();
     }
 
     auto signature = base64url_decode(signature_part);
     if (!signature) {
         return refuse(token_problem::malformed, "signature is not base64url");
     }
-    std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};
-    unsigned int mac_size = 0;
-    const std::string_view signed_part = token.substr(0, second_dot);
-    if (HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
-             reinterpret_cast<const unsigned char*>(signed_part.data()), signed_part.size(), mac.data(),
-             &mac_size) == nullptr) {
-        return refuse(token_problem::signature, "HMAC failed");
-    }
-    if (signature->size() != mac_size || CRYPTO_memcmp(signature->data(), mac.data(), mac_size) != 0) {
-        return refuse(token_problem::signature, "signature does not match");
+    const std::string algorithm = alg->get<std::string>();
+    switch (keys.check(algorithm, kid, token.substr(0, second_dot), *signature)) {
+    case token_keys::outcome::valid: break;
+    case token_keys::outcome::no_key:
+        return refuse(token_problem::algorithm, "no key for the algorithm '" + algorithm.substr(0, 16) + "'");
+    case token_keys::outcome::unknown_kid:
+        return refuse(token_problem::unknown_key, "no key named '" + kid->substr(0, 64) + "'");
+    case token_keys::outcome::bad_signature: return refuse(token_problem::signature, "signature does not match");
     }
 
     // Only now, with the signature checked, is the payload worth reading.
@@ -169,6 +180,26 @@ token_check verify_hs256_token(std::string_view token, std::string_view secret, 
         return refuse(token_problem::claims, "no 'sub' claim");
     }
     claims.subject = sub->get<std::string>();
+    if (!rules.issuer.empty()) {
+        auto iss = payload->find("iss");
+        if (iss == payload->end() || !iss->is_string() || iss->get<std::string>() != rules.issuer) {
+            return refuse(token_problem::claims, "'iss' is not the issuer configured");
+        }
+    }
+    if (!rules.audience.empty()) {
+        auto aud = payload->find("aud");
+        bool meant_for_us = false;
+        if (aud != payload->end() && aud->is_string()) {
+            meant_for_us = aud->get<std::string>() == rules.audience;
+        } else if (aud != payload->end() && aud->is_array()) {
+            for (const auto& one : *aud) {
+                meant_for_us = meant_for_us || (one.is_string() && one.get<std::string>() == rules.audience);
+            }
+        }
+        if (!meant_for_us) {
+            return refuse(token_problem::claims, "'aud' does not name the audience configured");
+        }
+    }
     auto exp = payload->find("exp");
     std::optional<std::int64_t> expires = exp == payload->end() ? std::nullopt : numeric_date(*exp);
     if (!expires) {
