@@ -46,6 +46,21 @@ std::string check_origin(std::string_view text) {
     return {};
 }
 
+std::string check_https_url(std::string_view text) {
+    if (text.empty()) {
+        return {};
+    }
+    constexpr std::string_view scheme = "https://";
+    const bool ok = text.starts_with(scheme) && text.size() > scheme.size() &&
+                    text.find_first_of("/?#", scheme.size()) != scheme.size() &&
+                    text.find_first_of(" \t\r\n@") == std::string_view::npos;
+    if (!ok) {
+        return "must be empty or an https URL such as \"https://id.example.com/.well-known/jwks.json\", got '" +
+               std::string(text) + "'";
+    }
+    return {};
+}
+
 std::string check_user_name(std::string_view text) {
     if (!protocol::valid_user_name(text)) {
         return protocol::user_name_rule() + ", got '" + std::string(text) + "'";

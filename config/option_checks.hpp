@@ -23,5 +23,7 @@ std::string check_user_name(std::string_view text);
 std::string check_redis_url(std::string_view text);
 // Empty, or 1-64 characters of A-Z a-z 0-9 _ . - (cluster.node_id).
 std::string check_node_id(std::string_view text);
+// Empty, or an https:// URL with a host and no spaces (auth.jwks_url).
+std::string check_https_url(std::string_view text);
 
 }  // namespace parley::config

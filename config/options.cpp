@@ -372,13 +372,34 @@ void add_history_and_auth_options(std::vector<option>& out) {
         // ---- [auth] ----
         field<&settings::auth_mode>({.section = "auth", .key = "mode",
             .help = "How a login proves its name. none: any free name is taken as given, and one name is one "
-                    "connection. token: login carries a signed token (JWT, HS256) whose sub is the user name; "
+                    "connection. token: login carries a signed token (JWT: HS256, RS256 or ES256) whose sub is the user name; "
                     "anything else gets unauthorized and the connection is closed.",
             .reloadable = true, .flag = "--auth", .value_name = "MODE"}),
         field<&settings::auth_token_secret>({.section = "auth", .key = "token_secret",
-            .help = "The HS256 key the web application signs tokens with, at least 32 bytes. Keep the file "
-                    "readable by the daemon's user only.",
+            .help = "The HS256 key the web application signs tokens with, at least 32 bytes; empty: HS256 "
+                    "tokens are refused (use public_keys). Keep the file readable by the daemon's user only.",
             .reloadable = true, .secret = true}),
+        field<&settings::auth_public_keys>({.section = "auth", .key = "public_keys",
+            .help = "A file with the public keys tokens may be signed with: PEM (-----BEGIN PUBLIC KEY-----, "
+                    "one or more) or a JWK Set (JSON, as an issuer publishes it at its jwks_uri). RSA keys "
+                    "check RS256 tokens, EC keys on P-256 ES256 tokens; a token's kid picks the key. Read at "
+                    "start, on a reload, and again (at most every 10 s) when a token names a key it lacks.",
+            .reloadable = true}),
+        field<&settings::auth_jwks_url>({.section = "auth", .key = "jwks_url",
+            .help = "An https URL serving a JWK Set (an identity provider's jwks_uri), fetched in the "
+                    "background: at start, every 10 minutes, and (at most every 10 s) when a token names a key "
+                    "the keys lack. Its keys count together with public_keys'. A fetch that fails keeps the "
+                    "keys in force.",
+            .reloadable = true, .check = &check_https_url}),
+        field<&settings::auth_jwks_ca_file>({.section = "auth", .key = "jwks_ca_file",
+            .help = "PEM file of the certificates trusted for jwks_url; empty: the system's trusted roots.",
+            .reloadable = true}),
+        field<&settings::auth_issuer>({.section = "auth", .key = "issuer",
+            .help = "When set, a token's iss claim must be exactly this.",
+            .reloadable = true}),
+        field<&settings::auth_audience>({.section = "auth", .key = "audience",
+            .help = "When set, a token's aud claim (a string or a list) must name this.",
+            .reloadable = true}),
         field<&settings::auth_token_leeway_ms>({.section = "auth", .key = "token_leeway_ms",
             .unit = "milliseconds",
             .help = "Clock difference tolerated between this machine and the token's issuer when checking "

@@ -69,7 +69,11 @@ std::vector<std::string> problems(const settings& s) {
             }
         }
     }
-    if (s.auth_mode == auth_mode::token && s.auth_token_secret.size() < 32) {
+    if (s.auth_mode == auth_mode::token && s.auth_token_secret.empty() && s.auth_public_keys.empty() &&
+        s.auth_jwks_url.empty()) {
+        out.push_back("auth.mode = \"token\" needs auth.token_secret (HS256), or auth.public_keys or "
+                      "auth.jwks_url (RS256, ES256), to check tokens with");
+    } else if (s.auth_mode == auth_mode::token && !s.auth_token_secret.empty() && s.auth_token_secret.size() < 32) {
         out.push_back("auth.token_secret must be at least 32 bytes when auth.mode is \"token\" (it is " +
                       std::to_string(s.auth_token_secret.size()) + "): a short HS256 key can be guessed");
     }

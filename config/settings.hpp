@@ -132,6 +132,11 @@ struct settings {
     config::auth_mode auth_mode = config::auth_mode::none;
     std::string auth_token_secret;          // HS256 key shared with the application minting tokens
     std::uint32_t auth_token_leeway_ms = 30000;  // clock difference tolerated for exp and nbf
+    std::string auth_public_keys;  // file: PEM public keys or a JWK Set (RS256, ES256); empty: none
+    std::string auth_jwks_url;     // https URL of a JWK Set, fetched in the background; empty: none
+    std::string auth_jwks_ca_file;  // trusted roots for jwks_url; empty: the system's
+    std::string auth_issuer;       // tokens' iss must be this; empty: not checked
+    std::string auth_audience;     // tokens' aud must name this; empty: not checked
     std::size_t max_sessions_per_user = 8;  // token mode: connections one user may hold at once
 
     // [admin]

@@ -47,9 +47,16 @@ std::optional<chat_session::login_rights> chat_session::check_token(const reques
         return std::nullopt;
     }
     const std::int64_t now_s = unix_millis() / 1000;
-    auto check = protocol::verify_hs256_token(req.token, s.auth_token_secret, now_s,
-                                              static_cast<std::int64_t>(s.auth_token_leeway_ms / 1000));
+    protocol::token_rules rules;
+    rules.leeway = static_cast<std::int64_t>(s.auth_token_leeway_ms / 1000);
+    rules.issuer = s.auth_issuer;
+    rules.audience = s.auth_audience;
+    auto check = protocol::verify_token(req.token, worker_.token_keys(), now_s, rules);
     if (!check.claims) {
+        if (check.problem == protocol::token_problem::unknown_key) {
+            // Perhaps a key the issuer added since the keys were read (a rotation).
+            worker_.hub().keys_wanted();
+        }
         // The client learns whether to fetch a fresh token; what exactly failed stays ours.
         refuse_login(check.problem == protocol::token_problem::expired ? "the token has expired"
                                                                         : "the token was not accepted",

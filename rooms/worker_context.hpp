@@ -1,6 +1,7 @@
 #pragma once
 
 #include "config/settings.hpp"
+#include "protocol/token_keys.hpp"
 #include "protocol/request.hpp"
 #include "protocol/shared_frame.hpp"
 #include "registry/session_handle.hpp"
@@ -52,6 +53,10 @@ public:
     }
     // Who may join which room under those settings.
     const room_access& access() const { return *access_; }
+    // The keys login tokens are checked with (the settings' secret and the public keys), handed
+    // over like the settings (chat_hub::update_settings, update_public_keys).
+    const protocol::token_keys& token_keys() const { return *token_keys_; }
+    void set_token_keys(std::shared_ptr<const protocol::token_keys> keys) { token_keys_ = std::move(keys); }
 
     // The rooms a session's token limits it to, kept here rather than in every session so a
     // session without such a claim (most, and all without tokens) pays nothing for it.
@@ -129,6 +134,7 @@ private:
     chat_hub* hub_ = nullptr;
     std::shared_ptr<const config::settings> settings_ = std::make_shared<const config::settings>();
     std::shared_ptr<const room_access> access_ = std::make_shared<const room_access>(*settings_);
+    std::shared_ptr<const protocol::token_keys> token_keys_ = std::make_shared<const protocol::token_keys>();
     std::unordered_map<std::uint32_t, room_grant> grants_;
     worker_counters counters_;
     // Sessions by id: an id is a slot of this table plus one (low bits; never 0, "nobody") and

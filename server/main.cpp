@@ -8,6 +8,7 @@
 #include "server/logging.hpp"
 #include "server/server.hpp"
 #include "server/tls_context.hpp"
+#include "server/token_key_file.hpp"
 
 #include <boost/system/system_error.hpp>
 #include <spdlog/spdlog.h>
@@ -63,7 +64,7 @@ int rebalance_cluster(const config::settings& settings) {
     return done.ok() ? 0 : 1;
 }
 
-// --check-config: the configuration and its TLS files. Returns the exit status.
+// --check-config: the configuration, its TLS files and its token keys. Returns the exit status.
 int check_configuration(const config::load_result& loaded, const char* origin) {
     if (!loaded.ok()) {
         print_errors(loaded);
@@ -76,6 +77,14 @@ int check_configuration(const config::load_result& loaded, const char* origin) {
         std::string error;
         if (!server::tls_context::load(loaded.value.tls_cert_file, loaded.value.tls_key_file, error)) {
             std::fprintf(stderr, "parleyd: TLS: %s\n", error.c_str());
+            std::fprintf(stderr, "parleyd: configuration %s has 1 problem(s)\n", origin);
+            return 1;
+        }
+    }
+    if (!loaded.value.auth_public_keys.empty()) {
+        std::string error;
+        if (!server::read_token_key_file(loaded.value.auth_public_keys, error)) {
+            std::fprintf(stderr, "parleyd: %s\n", error.c_str());
             std::fprintf(stderr, "parleyd: configuration %s has 1 problem(s)\n", origin);
             return 1;
         }

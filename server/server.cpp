@@ -11,6 +11,7 @@
 #include "server/logging.hpp"
 #include "server/systemd_notify.hpp"
 #include "server/tls_context.hpp"
+#include "server/token_key_source.hpp"
 #include "server/worker.hpp"
 
 #include <boost/asio/post.hpp>
@@ -94,6 +95,14 @@ server::server(const config::settings& settings, config::config_source source,
                                                    settings_.history_memory_budget_bytes);
     }
     hub_ = std::make_unique<rooms::chat_hub>(settings_, std::move(history), contexts, std::move(bus));
+    token_keys_ = std::make_unique<token_key_source>(
+        main_io_.get_executor(), [this](std::shared_ptr<const protocol::token_keys> keys) {
+            hub_->update_public_keys(std::move(keys));
+        });
+    if (std::string error = token_keys_->configure(settings_, "start"); !error.empty()) {
+        throw std::runtime_error(error);
+    }
+    hub_->on_keys_wanted([this] { token_keys_->wanted(); });
     if (cluster_) {
         hub_->set_cluster(cluster_.get());
         cluster_->attach(*hub_);
@@ -210,6 +219,7 @@ void server::do_reload() {
     settings_ = std::move(plan.next);
     set_log_level(settings_.log_level);
     hub_->update_settings(settings_);
+    token_keys_->configure(settings_, "reload");
     for (const auto& line : plan.needs_restart) {
         spdlog::warn("reload: {}", line);
     }
@@ -258,6 +268,7 @@ void server::do_stop() {
     acceptor_.close(ec);
     accept_retry_.cancel();
     reload_signal_.cancel();
+    token_keys_->stop();  // its refresh timer and fetches would keep the main loop running
     auto window = std::chrono::milliseconds(settings_.shutdown_close_window_ms);
     auto deadline = std::chrono::milliseconds(settings_.shutdown_timeout_ms);
     spdlog::info("shutdown: closing connections over {} ms, at most {} ms", window.count(), deadline.count());

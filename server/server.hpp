@@ -5,6 +5,7 @@
 #include "rooms/history/history_store.hpp"
 #include "server/connection_limiter.hpp"
 #include "server/http_session.hpp"
+#include "server/token_key_source.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -73,6 +74,8 @@ private:
     std::unique_ptr<rooms::chat_hub> hub_;
     connection_limiter limiter_;
     std::shared_ptr<const tls_context> tls_;  // for new connections; main thread only
+    // The public keys of login tokens (file and JWK Set URL); runs on the main loop.
+    std::unique_ptr<token_key_source> token_keys_;
     std::atomic<bool> accepting_{true};  // false once shutdown begins: /readyz 503, upgrades 503
     http_shared http_shared_{accepting_, {}};  // read by every HTTP connection; filled with the workers
     boost::asio::ip::tcp::acceptor acceptor_;

@@ -34,11 +34,18 @@ TEST(auth_config, token_mode_reads_every_key) {
     EXPECT_EQ(r.value.max_sessions_per_user, 3u);
 }
 
-TEST(auth_config, token_mode_needs_a_long_secret) {
+TEST(auth_config, token_mode_needs_keys_and_a_secret_that_is_long) {
     load_result missing = load_text("[auth]\nmode = \"token\"\n", "a.toml");
     ASSERT_EQ(missing.errors.size(), 1u) << all_errors(missing);
-    EXPECT_NE(missing.errors[0].message.find("auth.token_secret must be at least 32 bytes"), std::string::npos)
+    EXPECT_NE(missing.errors[0].message.find("needs auth.token_secret (HS256), or auth.public_keys or auth.jwks_url"),
+              std::string::npos)
         << missing.errors[0].message;
+    // Public keys alone will do; a secret given must still be long.
+    EXPECT_TRUE(load_text("[auth]\nmode = \"token\"\npublic_keys = \"/k.pem\"\n", "a.toml").ok());
+    EXPECT_TRUE(load_text("[auth]\nmode = \"token\"\njwks_url = \"https://id.example/k\"\n", "a.toml").ok());
+    load_result plain = load_text("[auth]\nmode = \"token\"\njwks_url = \"http://id.example/k\"\n", "a.toml");
+    ASSERT_EQ(plain.errors.size(), 1u) << all_errors(plain);
+    EXPECT_NE(plain.errors[0].text().find("auth.jwks_url"), std::string::npos) << plain.errors[0].text();
 
     load_result short_one = load_text("[auth]\nmode = \"token\"\ntoken_secret = \"0123456789\"\n", "a.toml");
     ASSERT_EQ(short_one.errors.size(), 1u) << all_errors(short_one);

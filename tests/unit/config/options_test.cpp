@@ -29,7 +29,7 @@ TEST(option_table, names_and_flags_are_unique_and_sections_are_grouped_in_order)
         EXPECT_FALSE(o.help.empty()) << o.name();
         EXPECT_TRUE(o.help.ends_with(".")) << o.name();
     }
-    EXPECT_EQ(names.size(), 55u) << "an option was added or removed: update the sample file too";
+    EXPECT_EQ(names.size(), 60u) << "an option was added or removed: update the sample file too";
 }
 
 TEST(option_table, every_field_of_settings_is_reached) {
@@ -56,9 +56,10 @@ TEST(option_table, every_field_of_settings_is_reached) {
             std::string_view other = toml_quote(o.allowed.front()) == before ? o.allowed.back() : o.allowed.front();
             EXPECT_EQ(o.set_from_string(s, other), "") << o.name();
         } else {
-            std::string_view value = o.key == "bind"      ? "::1"
-                                     : o.key == "node_id" ? "node-7"
-                                                          : "/other";
+            std::string_view value = o.key == "bind"       ? "::1"
+                                     : o.key == "node_id"  ? "node-7"
+                                     : o.key == "jwks_url" ? "https://id.example/keys"
+                                                           : "/other";
             EXPECT_EQ(o.set_from_string(s, value), "") << o.name();
         }
         EXPECT_NE(o.text(s), before) << o.name();

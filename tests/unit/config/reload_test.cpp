@@ -113,6 +113,11 @@ memory_budget_bytes = 1048576
 [auth]
 mode = "token"
 token_secret = "0123456789abcdef0123456789abcdef"
+public_keys = "/etc/parley/keys.pem"
+jwks_url = "https://id.example/jwks"
+jwks_ca_file = "/etc/parley/ca.pem"
+issuer = "https://id.example"
+audience = "chat"
 token_leeway_ms = 1000
 max_sessions_per_user = 2
 [admin]
