@@ -128,8 +128,9 @@ void token_key_source::wanted() {
     if (now < next || !next_wanted_.compare_exchange_strong(next, later)) {
         return;
     }
-    asio::post(ex_, [this, alive = alive_] {
-        if (!*alive) {
+    // Only `this` crosses threads here: alive_ is the main thread's (configure replaces it).
+    asio::post(ex_, [this] {
+        if (stopped_) {
             return;
         }
         const char* why = "a token named an unknown key";
@@ -141,6 +142,7 @@ void token_key_source::wanted() {
 }
 
 void token_key_source::stop() {
+    stopped_ = true;
     *alive_ = false;
     refresh_.cancel();
     if (cancel_fetch_) {

@@ -39,7 +39,8 @@ public:
     // again when it is configured (the first fetch at start too). Returns "" or what is wrong
     // with the file or the URL's settings.
     std::string configure(const config::settings& s, const char* why);
-    // A login named a key none of the keys has. Any thread.
+    // A login named a key none of the keys has. Any thread; the work is posted to the
+    // executor, which outlives every task posted to it (the server's main loop).
     void wanted();
     // No more fetches; a fetch in flight publishes nothing.
     void stop();
@@ -59,6 +60,7 @@ private:
     std::shared_ptr<const protocol::token_keys> file_keys_;
     std::shared_ptr<const protocol::token_keys> url_keys_;
     boost::asio::steady_timer refresh_;
+    bool stopped_ = false;
     bool fetching_ = false;
     std::function<void()> cancel_fetch_;  // of the fetch in flight (harmless once it is done)
     // Shared with fetches in flight: false once stopped or reconfigured to another URL.

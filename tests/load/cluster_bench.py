@@ -77,7 +77,8 @@ def free_cluster_port():
 
 def start_redis(workdir, cluster=False):
     port = free_cluster_port() if cluster else free_port()
-    extra = ["--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{port}.conf"] if cluster else []
+    extra = ["--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{port}.conf",
+             "--cluster-require-full-coverage", "no"] if cluster else []
     redis = subprocess.Popen(["taskset", "-c", "0", "redis-server", "--port", str(port), "--bind", "127.0.0.1",
                               "--save", "", "--appendonly", "no", "--dir", workdir] + extra,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
