@@ -1,6 +1,8 @@
 #include "config/loader.hpp"
 
 #include "config/options.hpp"
+#include "config/toml_nodes.hpp"
+#include "config/webhook_tables.hpp"
 
 #include <toml++/toml.h>
 
@@ -10,7 +12,6 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <sstream>
 
 namespace parley::config {
 namespace {
@@ -29,6 +30,9 @@ public:
             int line = line_of(name, node);
             if (std::find(sections().begin(), sections().end(), section) == sections().end()) {
                 unknown_section(section, node, line);
+            } else if (const option* tables = find_option(section, "")) {
+                // Not a section: the root key holds the whole option, an array of tables ([[webhooks]]).
+                check_value(*tables, node, line);
             } else if (const toml::table* table = node.as_table()) {
                 check_section(section, *table);
             } else {
@@ -38,42 +42,8 @@ public:
     }
 
 private:
-    static int line_of(const toml::key& key, const toml::node& node) {
-        auto line = key.source().begin.line;
-        return static_cast<int>(line != 0 ? line : node.source().begin.line);
-    }
-
     void error(int line, std::string key, std::string message) {
         errors_.push_back({std::string(file_), line, std::move(key), std::move(message)});
-    }
-
-    // What the file holds, in words: "a string (\"100\")", "a number with a fraction (1.5)".
-    static std::string describe(const toml::node& node) {
-        std::ostringstream shown;
-        switch (node.type()) {
-        case toml::node_type::string:
-            return "a string (" + toml_quote(node.as_string()->get()) + ")";
-        case toml::node_type::integer:
-            return "a whole number (" + std::to_string(node.as_integer()->get()) + ")";
-        case toml::node_type::floating_point:
-            shown << node.as_floating_point()->get();
-            return "a number with a fraction (" + shown.str() + ")";
-        case toml::node_type::boolean:
-            return std::string("a boolean (") + (node.as_boolean()->get() ? "true" : "false") + ")";
-        case toml::node_type::date:
-            return "a date";
-        case toml::node_type::time:
-            return "a time";
-        case toml::node_type::date_time:
-            return "a date and time";
-        case toml::node_type::array:
-            return "a list";
-        case toml::node_type::table:
-            return "a table";
-        case toml::node_type::none:
-            break;
-        }
-        return "nothing";
     }
 
     static std::vector<std::string> keys_of(std::string_view section) {
@@ -130,6 +100,12 @@ private:
                 return;
             }
         }
+        if (find_option(key, "") != nullptr) {
+            // `webhooks = [...]` written below a section header belongs to that section.
+            error(line, section + "." + key,
+                  where + "; [[" + key + "]] tables go at the top level of the file, not inside a section");
+            return;
+        }
         error(line, section + "." + key, where + "; the keys of [" + section + "] are " + list(keys));
     }
 
@@ -142,13 +118,17 @@ private:
                 unknown_key(section, key, line);
                 continue;
             }
-            std::optional<option_value> value = convert(*o, node, line);
-            if (!value) {
-                continue;
-            }
-            if (std::string why = o->set(out_, *value); !why.empty()) {
-                error(line, o->name(), why);
-            }
+            check_value(*o, node, line);
+        }
+    }
+
+    void check_value(const option& o, const toml::node& node, int line) {
+        std::optional<option_value> value = convert(o, node, line);
+        if (!value) {
+            return;
+        }
+        if (std::string why = o.set(out_, *value); !why.empty()) {
+            error(line, o.name(), why);
         }
     }
 
@@ -187,6 +167,8 @@ private:
             return convert_strings(o, node, line);
         case value_type::room_list:
             return convert_rooms(o, node, line);
+        case value_type::webhook_list:
+            return convert_webhooks(o, node, line);
         }
         return type_error(o, node, line);
     }
@@ -263,6 +245,13 @@ private:
             return std::nullopt;
         }
         return rooms;
+    }
+
+    std::optional<option_value> convert_webhooks(const option& o, const toml::node& node, int line) {
+        if (auto hooks = read_webhook_tables(o, node, line, file_, errors_)) {
+            return std::move(*hooks);
+        }
+        return std::nullopt;
     }
 
     std::optional<permanent_room> convert_room(const option& o, const toml::table& table, int table_line) {
@@ -459,11 +448,12 @@ reload_plan plan_reload(const settings& running, const settings& loaded) {
     reload_plan plan;
     plan.next = running;
     for (const auto& o : options()) {
-        std::string before = o.text(running);
-        std::string after = o.text(loaded);
-        if (before == after) {
+        // By value, not by text: the text of [[webhooks]] hides a changed secret.
+        if (o.same(running, loaded)) {
             continue;
         }
+        std::string before = o.text(running);
+        std::string after = o.text(loaded);
         // A secret is never logged, not even its old value.
         std::string change = o.secret ? o.name() + ": changed" : o.name() + ": " + before + " -> " + after;
         if (o.reloadable) {

@@ -4,11 +4,14 @@
 #include "config/options.hpp"
 #include "config/redis_url.hpp"
 #include "protocol/names.hpp"
+#include "protocol/webhook_events.hpp"
 
 #include <arpa/inet.h>
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
+#include <limits>
 
 namespace parley::config {
 
@@ -57,6 +60,115 @@ std::string check_https_url(std::string_view text) {
     if (!ok) {
         return "must be empty or an https URL such as \"https://id.example.com/.well-known/jwks.json\", got '" +
                std::string(text) + "'";
+    }
+    return {};
+}
+
+std::string check_http_url(std::string_view text) {
+    const std::string_view scheme = text.starts_with("https://") ? "https://"
+                                    : text.starts_with("http://") ? "http://"
+                                                                   : "";
+    const std::string_view rest = text.substr(scheme.size());
+    const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+    if (authority.find('@') != std::string_view::npos) {
+        // Not echoed: the part before '@' is a password. Receivers check the signature instead.
+        return "must not carry a user or password (user@host); the receiver checks the "
+               "X-Parley-Signature header instead";
+    }
+    const bool ok = !scheme.empty() && !authority.empty() && authority.front() != ':' &&
+                    text.find_first_of(" \t\r\n") == std::string_view::npos;
+    if (!ok) {
+        return "must be an http:// or https:// URL with a host, such as \"https://hooks.example.com/parley\", got '" +
+               std::string(text) + "'";
+    }
+    return {};
+}
+
+std::string webhook_key_name(std::size_t index, std::string_view key) {
+    std::string name = "webhooks[" + std::to_string(index + 1) + "]";
+    return key.empty() ? name : name + "." + std::string(key);
+}
+
+std::string check_webhook_events(std::span<const std::string> events) {
+    std::string words;
+    std::vector<std::string> candidates;
+    for (std::string_view word : protocol::webhook_event_names) {
+        words += (words.empty() ? "" : ", ") + std::string(word);
+        candidates.emplace_back(word);
+    }
+    const std::string choices = "the events are " + words + ", or \"" +
+                                std::string(protocol::all_webhook_events) + "\" for all of them";
+    if (events.empty()) {
+        return "must list at least one event; " + choices;
+    }
+    for (const std::string& word : events) {
+        if (word == protocol::all_webhook_events || protocol::webhook_event_of(word)) {
+            continue;
+        }
+        std::string guess = nearest(word, candidates);
+        return "unknown event '" + word + "'" + (guess.empty() ? "" : " (did you mean '" + guess + "'?)") + "; " +
+               choices;
+    }
+    return {};
+}
+
+std::string check_webhook_secret(std::string_view secret) {
+    if (secret.size() < webhook_secret_min_bytes) {
+        return "must be at least " + std::to_string(webhook_secret_min_bytes) + " bytes (it is " +
+               std::to_string(secret.size()) + "): a short HMAC key can be guessed from the signed requests";
+    }
+    return {};
+}
+
+std::string check_whole_range(std::int64_t n, std::int64_t min, std::int64_t max) {
+    if (n < min || n > max) {
+        return "must be from " + std::to_string(min) + " to " + std::to_string(max) + ", got " + std::to_string(n);
+    }
+    return {};
+}
+
+namespace {
+
+// A size_t beyond int64 is out of every range either way.
+std::int64_t clamped_to_int64(std::size_t n) {
+    return static_cast<std::int64_t>(std::min<std::size_t>(n, std::numeric_limits<std::int64_t>::max()));
+}
+
+}  // namespace
+
+std::vector<webhook_key_problem> webhook_problems(const webhook_endpoint& hook) {
+    std::vector<webhook_key_problem> found;
+    const std::pair<std::string_view, std::string> checks[] = {
+        {"url", check_http_url(hook.url)},
+        {"events", check_webhook_events(hook.events)},
+        {"secret", check_webhook_secret(hook.secret)},
+        {"timeout_ms", check_whole_range(hook.timeout_ms, webhook_timeout_ms_min, webhook_timeout_ms_max)},
+        {"queue_events", check_whole_range(clamped_to_int64(hook.queue_events), webhook_queue_events_min,
+                                           webhook_queue_events_max)},
+    };
+    for (const auto& [key, why] : checks) {
+        if (!why.empty()) {
+            found.push_back({key, why});
+        }
+    }
+    return found;
+}
+
+std::string webhook_url_repeated(std::size_t earlier) {
+    return "the same url as " + webhook_key_name(earlier, "") +
+           "; give each receiver one table, listing every event it wants";
+}
+
+std::string webhooks_problem(std::span<const webhook_endpoint> hooks) {
+    for (std::size_t i = 0; i < hooks.size(); ++i) {
+        if (auto found = webhook_problems(hooks[i]); !found.empty()) {
+            return webhook_key_name(i, found.front().key) + ": " + found.front().message;
+        }
+        for (std::size_t j = 0; j < i; ++j) {
+            if (hooks[j].url == hooks[i].url) {
+                return webhook_key_name(i, "url") + ": " + webhook_url_repeated(j);
+            }
+        }
     }
     return {};
 }
@@ -186,6 +298,13 @@ std::string rooms_problem(const option& o, const option_value& v) {
     return {};
 }
 
+std::string webhook_list_problem(const option& o, const option_value& v) {
+    if (!std::holds_alternative<std::vector<webhook_endpoint>>(v)) {
+        return type_error(o);
+    }
+    return webhooks_problem(std::get<std::vector<webhook_endpoint>>(v));
+}
+
 std::string value_problem(const option& o, const option_value& v) {
     switch (o.type) {
     case value_type::boolean:
@@ -201,6 +320,8 @@ std::string value_problem(const option& o, const option_value& v) {
         return strings_problem(o, v);
     case value_type::room_list:
         return rooms_problem(o, v);
+    case value_type::webhook_list:
+        return webhook_list_problem(o, v);
     }
     return type_error(o);
 }
@@ -222,6 +343,9 @@ std::string_view option::expects() const {
         return "a list of strings";
     case value_type::room_list:
         return "[[rooms.permanent]] tables with a name, a topic, private, members, owners and moderators";
+    case value_type::webhook_list:
+        return "[[webhooks]] tables with a url, events and a secret, and optionally timeout_ms, queue_events "
+               "and ca_file";
     }
     return "a value";
 }
@@ -298,6 +422,8 @@ std::string option::set_from_string(settings& s, std::string_view text) const {
     }
     case value_type::room_list:
         return "can only be set in the configuration file, as [[rooms.permanent]] tables";
+    case value_type::webhook_list:
+        return "can only be set in the configuration file, as [[webhooks]] tables";
     }
     return "cannot be set";
 }

@@ -51,6 +51,30 @@ std::string rooms_text(const std::vector<permanent_room>& rooms) {
     return text + "]";
 }
 
+// The secrets are written as "(secret)": an option's text may be printed anywhere (the
+// reference, a test's failure), and a secret must not be.
+std::string webhooks_text(const std::vector<webhook_endpoint>& hooks) {
+    const webhook_endpoint defaults;
+    std::string text = "[";
+    for (std::size_t i = 0; i < hooks.size(); ++i) {
+        const webhook_endpoint& hook = hooks[i];
+        text += i == 0 ? "" : ", ";
+        text += "{ url = " + toml_quote(hook.url) + ", events = " + strings_text(hook.events) +
+                ", secret = \"(secret)\"";
+        if (hook.timeout_ms != defaults.timeout_ms) {
+            text += ", timeout_ms = " + std::to_string(hook.timeout_ms);
+        }
+        if (hook.queue_events != defaults.queue_events) {
+            text += ", queue_events = " + std::to_string(hook.queue_events);
+        }
+        if (!hook.ca_file.empty()) {
+            text += ", ca_file = " + toml_quote(hook.ca_file);
+        }
+        text += " }";
+    }
+    return text + "]";
+}
+
 template <auto Field>
 std::string text_of(const settings& s) {
     const auto& v = s.*Field;
@@ -67,9 +91,11 @@ std::string text_of(const settings& s) {
         return toml_quote(name_of(v));
     } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
         return strings_text(v);
-    } else {
-        static_assert(std::is_same_v<T, std::vector<permanent_room>>);
+    } else if constexpr (std::is_same_v<T, std::vector<permanent_room>>) {
         return rooms_text(v);
+    } else {
+        static_assert(std::is_same_v<T, std::vector<webhook_endpoint>>);
+        return webhooks_text(v);
     }
 }
 
@@ -96,6 +122,11 @@ void copy(settings& to, const settings& from) {
     to.*Field = from.*Field;
 }
 
+template <auto Field>
+bool same(const settings& a, const settings& b) {
+    return a.*Field == b.*Field;
+}
+
 template <typename T>
 constexpr value_type type_of() {
     if constexpr (std::is_same_v<T, bool>) {
@@ -111,9 +142,11 @@ constexpr value_type type_of() {
         return value_type::choice;
     } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
         return value_type::string_list;
-    } else {
-        static_assert(std::is_same_v<T, std::vector<permanent_room>>);
+    } else if constexpr (std::is_same_v<T, std::vector<permanent_room>>) {
         return value_type::room_list;
+    } else {
+        static_assert(std::is_same_v<T, std::vector<webhook_endpoint>>);
+        return value_type::webhook_list;
     }
 }
 
@@ -134,6 +167,7 @@ option field(option o) {
     o.text_of = &text_of<Field>;
     o.store = &store<Field>;
     o.copy = &copy<Field>;
+    o.same = &same<Field>;
     return o;
 }
 
@@ -474,6 +508,25 @@ void add_admin_log_metrics_cluster_options(std::vector<option>& out) {
     });
 }
 
+// [[webhooks]]
+void add_webhook_options(std::vector<option>& out) {
+    out.push_back(field<&settings::webhooks>({.section = "webhooks", .key = "",
+        .help = "Receivers of chat events over HTTP, each a [[webhooks]] table at the top level of the file "
+                "(docs/webhooks.md). Its keys: url, http:// or https://, where batches of events are POSTed; "
+                "events, a list of the words user_connected, user_disconnected, room_occupied, room_vacated, "
+                "member_joined, member_left, message, message_edited, message_deleted, dm and moderation, or "
+                "[\"*\"] for all; secret, at least 16 bytes, which signs each POST with the header "
+                "X-Parley-Signature: t=TIME,v1=SIGNATURE, TIME the Unix time in seconds and SIGNATURE the hex "
+                "HMAC-SHA256, keyed with the secret, of TIME, \".\" and the body; optionally timeout_ms for one "
+                "POST (default 5000, 100 to 60000), queue_events, the events waiting for the receiver before "
+                "more are dropped (default 10000, 1 to 1000000), and ca_file, a PEM file of the roots trusted "
+                "for an https url (default: the system's). Two tables may not share a url. None: no event "
+                "leaves the daemon.",
+        // The whole list is secret-aware: a url may carry a token of the receiver in its path too,
+        // so a reload only says that the list changed.
+        .reloadable = true, .secret = true}));
+}
+
 const std::vector<option>& table() {
     static const std::vector<option> options_table = [] {
         std::vector<option> out;
@@ -482,17 +535,22 @@ const std::vector<option>& table() {
         add_rooms_options(out);
         add_history_and_auth_options(out);
         add_admin_log_metrics_cluster_options(out);
+        add_webhook_options(out);
         return out;
     }();
     return options_table;
 }
 
-constexpr std::array<std::string_view, 10> section_names = {"server", "tls", "limits", "rooms",   "history",
-                                                            "auth",   "admin", "log",  "metrics", "cluster"};
+constexpr std::array<std::string_view, 11> section_names = {
+    "server", "tls", "limits", "rooms", "history", "auth", "admin", "log", "metrics", "cluster", "webhooks",
+};
 
 }  // namespace
 
-std::string option::name() const { return std::string(section) + "." + std::string(key); }
+std::string option::name() const {
+    // A root-level array of tables has no key of its own: [[webhooks]] is "webhooks".
+    return key.empty() ? std::string(section) : std::string(section) + "." + std::string(key);
+}
 
 std::span<const option> options() { return table(); }
 
@@ -510,7 +568,7 @@ const option* find_option(std::string_view section, std::string_view key) {
 const option* find_option(std::string_view dotted_name) {
     auto dot = dotted_name.find('.');
     if (dot == std::string_view::npos) {
-        return nullptr;
+        return find_option(dotted_name, "");
     }
     return find_option(dotted_name.substr(0, dot), dotted_name.substr(dot + 1));
 }

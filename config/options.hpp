@@ -20,20 +20,22 @@ enum class value_type {
     choice,       // an enumeration (auth_mode, ...): one of `allowed`, its words, read as a string
     string_list,  // each entry passes `check` when set
     room_list,    // the [[rooms.permanent]] tables {name, topic, private, members}
+    webhook_list, // the root-level [[webhooks]] tables {url, events, secret, timeout_ms, ...}
 };
 
 // A value as read from the file or the command line, already of the option's value_type (a
 // whole number as int64: a negative one is out of range, not of the wrong type), not yet checked
 // against the option's bounds.
 using option_value = std::variant<bool, std::int64_t, double, std::string, std::vector<std::string>,
-                                  std::vector<permanent_room>>;
+                                  std::vector<permanent_room>, std::vector<webhook_endpoint>>;
 
 // One tunable: where it lives in the TOML file, its command-line flag, its rules and its words.
 // The table (options()) is the single description of the configuration: the loader, --help, the
 // sample-file test, the reference in docs/operations.md and reload planning all read it.
 struct option {
     std::string_view section{};    // "limits"
-    std::string_view key{};        // "max_connections"
+    std::string_view key{};        // "max_connections"; empty for a root-level array of tables
+                                   // ([[webhooks]]), whose section is its whole name
     value_type type = value_type::string;
     std::string_view unit{};       // "bytes", "milliseconds", ...; empty when the value has none
     std::string_view help{};       // one or two sentences for an admin; the first is the summary
@@ -52,10 +54,14 @@ struct option {
     std::string (*text_of)(const settings&) = nullptr;
     void (*store)(settings&, const option_value&) = nullptr;
     void (*copy)(settings& to, const settings& from) = nullptr;
+    // Whether the field holds the same value in both. text() cannot tell for every option: it
+    // writes each webhook's secret as "(secret)".
+    bool (*same)(const settings& a, const settings& b) = nullptr;
 
-    // "limits.max_connections".
+    // "limits.max_connections"; "webhooks" for a root-level array of tables.
     std::string name() const;
-    // The field's value in `s` as a TOML literal: `1000000`, `"0.0.0.0"`, `["*"]`, `true`.
+    // The field's value in `s` as a TOML literal: `1000000`, `"0.0.0.0"`, `["*"]`, `true`. A
+    // webhook's secret is written as "(secret)", so the text may go to a log.
     std::string text(const settings& s) const { return text_of(s); }
     // Checks `v` (type, bounds, allowed values, check) and stores it into `s`; returns "" or what
     // is wrong ("must be from 1 to 256, got 0"), leaving `s` unchanged.
@@ -72,11 +78,12 @@ struct option {
 // Every option, grouped by section in the order of sections().
 std::span<const option> options();
 // The sections of the file, in order: server, tls, limits, rooms, history, auth, admin, log, metrics,
-// cluster.
+// cluster, and last webhooks (root-level [[webhooks]] tables rather than a [webhooks] section).
 std::span<const std::string_view> sections();
 
 // Lookups; nullptr when there is none.
 const option* find_option(std::string_view section, std::string_view key);
+// A name without a dot finds only a root-level array of tables ("webhooks").
 const option* find_option(std::string_view dotted_name);
 const option* find_flag(std::string_view flag);
 

@@ -24,7 +24,9 @@ std::string reference_markdown() {
     std::string md;
     for (std::string_view section : sections()) {
         md += md.empty() ? "" : "\n";
-        md += "### [" + std::string(section) + "]\n\n";
+        // A root-level array of tables is written [[webhooks]], not [webhooks].
+        const std::string name(section);
+        md += "### " + (find_option(section, "") != nullptr ? "[[" + name + "]]" : "[" + name + "]") + "\n\n";
         md += "| key | default | unit | reload | description |\n";
         md += "|---|---|---|---|---|\n";
         for (const auto& o : options()) {
@@ -38,10 +40,11 @@ std::string reference_markdown() {
             if (!o.flag.empty()) {
                 description += " Flag: `" + std::string(o.flag) + " " + std::string(o.value_name) + "`.";
             }
-            std::string key = o.type == value_type::room_list ? "`[[rooms.permanent]]`" : "`" + std::string(o.key) + "`";
-            std::string value = o.type == value_type::room_list && defaults.permanent_rooms.empty()
-                                    ? std::string("none")
-                                    : "`" + cell(o.text(defaults)) + "`";
+            // Arrays of tables: [[rooms.permanent]], [[webhooks]]; none of them by default.
+            const bool tables = o.type == value_type::room_list || o.type == value_type::webhook_list;
+            std::string key = tables ? "`[[" + o.name() + "]]`" : "`" + std::string(o.key) + "`";
+            std::string value = tables && o.text(defaults) == "[]" ? std::string("none")
+                                                                    : "`" + cell(o.text(defaults)) + "`";
             md += "| " + key + " | " + value + " | " + std::string(o.unit) + " | " + (o.reloadable ? "yes" : "no") +
                   " | " + cell(description) + " |\n";
         }

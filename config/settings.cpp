@@ -1,5 +1,6 @@
 #include "config/settings.hpp"
 
+#include "config/option_checks.hpp"
 #include "config/options.hpp"
 
 #include <algorithm>
@@ -104,6 +105,10 @@ std::vector<std::string> problems(const settings& s) {
     }
     if (std::any_of(s.allowed_origins.begin(), s.allowed_origins.end(), [](const auto& o) { return o.empty(); })) {
         out.push_back("server.allowed_origins must not contain an empty entry");
+    }
+    // The loader checks each [[webhooks]] table; settings built in code get the same rules.
+    if (std::string why = webhooks_problem(s.webhooks); !why.empty()) {
+        out.push_back(why);
     }
     check_allowed("log.level", s.log_level, out);
     check_allowed("cluster.mode", s.cluster_mode, out);

@@ -29,6 +29,17 @@ struct permanent_room {
     friend bool operator==(const permanent_room&, const permanent_room&) = default;
 };
 
+// A receiver of chat events over HTTP, one [[webhooks]] table (docs/webhooks.md).
+struct webhook_endpoint {
+    std::string url;                  // http:// or https://, where batches are POSTed
+    std::vector<std::string> events;  // protocol::webhook_event_names, or "*" for all
+    std::string secret;               // HMAC-SHA256 key of the signature header, 16 bytes or more
+    std::uint32_t timeout_ms = 5000;  // one POST, connect to answer
+    std::size_t queue_events = 10000;  // events waiting for this receiver; more are dropped and counted
+    std::string ca_file;              // trusted roots for an https url; empty: the system's
+    friend bool operator==(const webhook_endpoint&, const webhook_endpoint&) = default;
+};
+
 // The settings that take one of a fixed set of words. The option table reads the word once, when
 // the file or a flag gives it (an unknown word is a config error listing the allowed ones), and
 // stores the enumerator; code compares enumerators, and name_of() gives the word back for --help,
@@ -156,6 +167,9 @@ struct settings {
     std::string cluster_node_id;                 // unique per node; empty: the host name
     std::uint32_t cluster_name_ttl_ms = 15000;   // lease on a logged-in name, renewed by its node
     std::size_t cluster_history_messages = 10000;  // per room, in its Redis stream
+
+    // [[webhooks]]  Empty: no events leave the daemon.
+    std::vector<webhook_endpoint> webhooks;
 };
 
 // Rejects combinations no daemon can run with (each field's own range is checked by the

@@ -94,7 +94,7 @@ TEST(loader, unknown_section_and_key_outside_a_section) {
     EXPECT_EQ(r.errors[1].message, "unknown section [limts]; did you mean [limits]?");
     EXPECT_EQ(r.errors[2].line, 4);
     EXPECT_EQ(r.errors[2].message, "unknown section [plugins]; the sections are server, tls, limits, rooms, history, auth, admin, log, metrics, "
-              "cluster");
+              "cluster, webhooks");
 }
 
 TEST(loader, wrong_types) {

@@ -29,7 +29,7 @@ TEST(option_table, names_and_flags_are_unique_and_sections_are_grouped_in_order)
         EXPECT_FALSE(o.help.empty()) << o.name();
         EXPECT_TRUE(o.help.ends_with(".")) << o.name();
     }
-    EXPECT_EQ(names.size(), 60u) << "an option was added or removed: update the sample file too";
+    EXPECT_EQ(names.size(), 61u) << "an option was added or removed: update the sample file too";
 }
 
 TEST(option_table, every_field_of_settings_is_reached) {
@@ -41,6 +41,12 @@ TEST(option_table, every_field_of_settings_is_reached) {
         std::string before = o.text(s);
         if (o.type == value_type::room_list) {
             EXPECT_EQ(o.set(s, std::vector<permanent_room>{{"x", ""}}), "");
+        } else if (o.type == value_type::webhook_list) {
+            webhook_endpoint hook;
+            hook.url = "https://hooks.example/p";
+            hook.events = {"*"};
+            hook.secret = std::string(16, 's');
+            EXPECT_EQ(o.set(s, std::vector<webhook_endpoint>{hook}), "");
         } else if (o.type == value_type::boolean) {
             EXPECT_EQ(o.set(s, !defaults.metrics_enabled), "");
         } else if (o.type == value_type::whole) {

@@ -137,6 +137,10 @@ mode = "redis-cluster"
 node_id = "n1"
 name_ttl_ms = 5000
 history_messages = 500
+[[webhooks]]
+url = "https://hooks.example/parley"
+events = ["*"]
+secret = "0123456789abcdef"
 )",
                                     "all.toml");
     ASSERT_TRUE(changed.ok()) << changed.errors.front().text();

@@ -81,8 +81,9 @@ TEST(sample_file, every_option_is_one_live_line_with_its_default_in_its_section)
     const settings defaults;
     for (const auto& o : options()) {
         auto it = lines.find({std::string(o.section), std::string(o.key)});
-        if (o.type == value_type::room_list) {
-            // None by default; a live `permanent = []` would forbid [[rooms.permanent]] below it.
+        if (o.type == value_type::room_list || o.type == value_type::webhook_list) {
+            // None by default; a live `permanent = []` would forbid [[rooms.permanent]] below it,
+            // and `webhooks = []` cannot be written at the top level after the sections.
             EXPECT_EQ(it, lines.end()) << o.name();
             continue;
         }
@@ -98,7 +99,7 @@ TEST(sample_file, every_option_is_one_live_line_with_its_default_in_its_section)
     }
 }
 
-TEST(sample_file, every_option_has_prose_before_it_and_permanent_rooms_are_shown_commented) {
+TEST(sample_file, every_option_has_prose_before_it_and_tables_are_shown_commented) {
     std::string text = read(sample_path);
     std::istringstream in(text);
     std::string line;
@@ -111,17 +112,40 @@ TEST(sample_file, every_option_has_prose_before_it_and_permanent_rooms_are_shown
         previous = t;
     }
     EXPECT_NE(text.find("# [[rooms.permanent]]\n# name = "), std::string::npos);
+    EXPECT_NE(text.find("# [[webhooks]]\n# url = "), std::string::npos);
+}
+
+TEST(sample_file, its_commented_webhook_example_loads) {
+    // The example, uncommented, is what an admin starts from: it must be valid as it stands.
+    std::string text = read(sample_path);
+    auto begin = text.find("# [[webhooks]]\n");
+    ASSERT_NE(begin, std::string::npos);
+    std::string example;
+    std::istringstream in(text.substr(begin));
+    std::string line;
+    while (std::getline(in, line) && line.starts_with("#") && line != "#") {
+        example += line.substr(line.starts_with("# ") ? 2 : 1) + "\n";
+    }
+    load_result r = load_text(example, "example.toml");
+    for (const auto& e : r.errors) {
+        ADD_FAILURE() << e.text() << "\n" << example;
+    }
+    ASSERT_EQ(r.value.webhooks.size(), 1u) << example;
+    EXPECT_FALSE(r.value.webhooks[0].events.empty());
 }
 
 TEST(reference, lists_every_option_with_its_default_and_reload) {
     std::string md = reference_markdown();
     const settings defaults;
     for (std::string_view section : sections()) {
-        EXPECT_NE(md.find("### [" + std::string(section) + "]"), std::string::npos) << section;
+        const std::string heading =
+            section == "webhooks" ? "### [[webhooks]]\n" : "### [" + std::string(section) + "]\n";
+        EXPECT_NE(md.find(heading), std::string::npos) << section;
     }
     EXPECT_NE(md.find("| `port` | `8080` |  | no |"), std::string::npos);
     EXPECT_NE(md.find("| `max_connections` | `1000000` | connections | yes |"), std::string::npos);
     EXPECT_NE(md.find("| `[[rooms.permanent]]` | none |"), std::string::npos);
+    EXPECT_NE(md.find("| `[[webhooks]]` | none |  | yes |"), std::string::npos);
     for (const auto& o : options()) {
         EXPECT_NE(md.find(std::string(o.help.substr(0, 30))), std::string::npos) << o.name();
     }
