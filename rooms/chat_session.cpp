@@ -490,6 +490,13 @@ void chat_session::end(bool disconnected) {
         worker_.hub().markers().detach(user_);
         markers_attached_ = false;
     }
+    if (welcomed_) {
+        // After the rooms' member_left events, before the name is free for another login.
+        const chat_events& events = worker_.hub().rooms().events();
+        if (events.wants(protocol::webhook_event::user_disconnected)) {
+            events.emit(protocol::webhook_event::user_disconnected, {}, user_, {}, unix_millis());
+        }
+    }
     if (!user_.empty()) {  // logged in, or waiting for the cluster to grant the name
         release_name(user_);
         worker_.drop_grant(handle_.session);

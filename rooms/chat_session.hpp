@@ -100,6 +100,8 @@ private:
     void send_stored_dm(request& req);
     // Gives frame to every other session of user_ and of `to` (when not user_) on this node.
     void deliver_dm(const protocol::shared_frame& frame, std::string_view to);
+    // A dm this session sent, for webhooks that want dms.
+    void report_dm(const protocol::shared_frame& frame) const;
 
     // Direct messages and read markers are stored for the user: with tokens, where a name is
     // an identity (docs/security.md). On a single node in the history store; on a node of a
@@ -174,6 +176,7 @@ private:
     // conversations); user_ holds the name meanwhile.
     std::uint32_t claiming_ : 1 = 0;
     std::uint32_t markers_attached_ : 1 = 0;  // user_'s read markers are held for this session
+    std::uint32_t welcomed_ : 1 = 0;  // the login completed: its end is reported (user_disconnected)
     // While a join waits for the cluster to feed its room (open_then_join), the requests that
     // come meanwhile are kept, at most max_held of them (more is a client that does not wait for
     // answers: refused as rate_limited).

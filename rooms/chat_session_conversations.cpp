@@ -69,7 +69,15 @@ void chat_session::on_dm(request& req) {
     if (!req.id.empty()) {
         send(protocol::encode_ack(req.id, {}, 0));
     }
+    report_dm(frame);
     deliver_dm(frame, req.to);
+}
+
+void chat_session::report_dm(const protocol::shared_frame& frame) const {
+    const chat_events& events = worker_.hub().rooms().events();
+    if (events.wants(protocol::webhook_event::dm)) {
+        events.emit(protocol::webhook_event::dm, {}, user_, frame, unix_millis());
+    }
 }
 
 void chat_session::send_stored_dm(request& req) {
@@ -86,6 +94,7 @@ void chat_session::send_stored_dm(request& req) {
     if (!req.id.empty()) {
         send(protocol::encode_dm_ack(req.id, req.to, sent.seq));
     }
+    report_dm(sent.frame);
     deliver_dm(sent.frame, req.to);
 }
 

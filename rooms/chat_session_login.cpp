@@ -162,6 +162,11 @@ void chat_session::welcome(std::string_view re, const std::optional<std::vector<
     if (const std::string& motd = worker_.settings().motd; !motd.empty()) {
         send(protocol::encode_system(motd));
     }
+    welcomed_ = true;
+    const chat_events& events = worker_.hub().rooms().events();
+    if (events.wants(protocol::webhook_event::user_connected)) {
+        events.emit(protocol::webhook_event::user_connected, {}, user_, {}, unix_millis());
+    }
 }
 
 void chat_session::release_name(const std::string& user) {

@@ -1,5 +1,6 @@
 #include "rooms/room.hpp"
 
+#include "protocol/frame_encoder.hpp"
 #include "protocol/server_messages.hpp"
 #include "rooms/history/unix_clock.hpp"
 #include "rooms/room_directory.hpp"
@@ -44,6 +45,22 @@ void room::save_locked(const room_setting& setting) {
     if (directory_ != nullptr) {
         directory_->store().save_room_setting(name_, setting);
     }
+}
+
+void room::report_locked(protocol::webhook_event kind, std::string_view user, const shared_frame& frame,
+                         std::int64_t ts_ms) const {
+    if (directory_ != nullptr && directory_->events().wants(kind)) {
+        directory_->events().emit(kind, name_, user, frame, ts_ms);
+    }
+}
+
+protocol::webhook_event room::event_kind_of(const shared_frame& frame) {
+    const std::string_view payload = protocol::frame_payload(frame.view());
+    using protocol::webhook_event;
+    return payload.starts_with("{\"type\":\"edited\"")      ? webhook_event::message_edited
+           : payload.starts_with("{\"type\":\"deleted\"")   ? webhook_event::message_deleted
+           : payload.starts_with("{\"type\":\"moderation\"") ? webhook_event::moderation
+                                                              : webhook_event::message;
 }
 
 void room::note_care_locked() {
@@ -121,6 +138,10 @@ room::join_result room::join(const join_request& request) {
         // Other nodes learn of every member, even where presence is not announced.
         shared_frame presence = protocol::encode_presence(name_, request.user, true);
         bus_.publish(room_event::join, name_, request.user, presence);
+        if (all_members_locked() == 1) {
+            report_locked(protocol::webhook_event::room_occupied, {}, {}, unix_millis());
+        }
+        report_locked(protocol::webhook_event::member_joined, request.user, presence, unix_millis());
         if (all_members_locked() <= request.presence_max_members) {
             broadcast_locked(presence, request.who);
         }
@@ -198,6 +219,10 @@ void room::leave(std::string_view user, registry::session_handle who, bool disco
         members_.erase(it);
         shared_frame presence = protocol::encode_presence(name_, user, false);
         bus_.publish(disconnected ? room_event::leave_disconnected : room_event::leave, name_, user, presence);
+        report_locked(protocol::webhook_event::member_left, user, presence, unix_millis());
+        if (all_members_locked() == 0) {
+            report_locked(protocol::webhook_event::room_vacated, {}, {}, unix_millis());
+        }
         if (announce && all_members_locked() != 0) {
             show_leave_locked(presence, user, disconnected, who);
         }
@@ -267,6 +292,7 @@ room::said room::say(std::string_view from, std::string_view text, std::int64_t 
     if (ack_to != nullptr) {
         ack_to->send(protocol::encode_ack(ack_id, name_, seq));
     }
+    report_locked(protocol::webhook_event::message, from, frame, ts);
     broadcast_locked(frame, registry::session_handle{});
     return {seq, say_refusal::none};
 }

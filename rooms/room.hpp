@@ -4,6 +4,7 @@
 #include "protocol/shared_frame.hpp"
 #include "protocol/stored_event.hpp"
 #include "registry/session_handle.hpp"
+#include "rooms/chat_events.hpp"
 #include "rooms/cluster_link.hpp"
 #include "rooms/history/history_store.hpp"
 #include "rooms/history/log_cache.hpp"
@@ -214,6 +215,7 @@ public:
     // allow_gap: apply even after missing seqs (read from a stream that no longer holds them).
     // before_fanout, when set, runs under the room's lock just before the members' copies are
     // queued, only when the message is applied (the sender's ack goes there, so it comes first).
+    // It is set on the node the message was said on, which alone reports it (chat_events).
     // A room nobody is in any more (on any node) closes afterwards.
     enum class apply_outcome { applied, duplicate, gap, gone };
     apply_outcome apply_message(std::int64_t seq, std::int64_t ts, const protocol::shared_frame& frame,
@@ -308,6 +310,12 @@ private:
     void send_fresh_joined_locked();
     // Requires mutex_. Members on every node, for presence limits and the member count.
     std::size_t all_members_locked() const { return members_.size() + remote_members_.size(); }
+    // Requires mutex_. Hands a chat event to the directory's sink when anyone wants its kind (the
+    // lock keeps one room's events in order); a branch when nobody does.
+    void report_locked(protocol::webhook_event kind, std::string_view user, const protocol::shared_frame& frame,
+                       std::int64_t ts_ms) const;
+    // Requires mutex_. The event a frame numbered in the room's sequence is, for report_locked.
+    static protocol::webhook_event event_kind_of(const protocol::shared_frame& frame);
     // Requires mutex_. Closes when nobody is here on any node and the room is not declared.
     void close_if_unused_locked();
     // Requires mutex_. Shows the members a leave: its presence frame and, when `disconnected`,

@@ -45,6 +45,9 @@ room::apply_outcome room::apply_message(std::int64_t seq, std::int64_t ts, const
     apply_effects_locked(frame);
     if (before_fanout) {
         before_fanout();
+        // Only the node where it was said has a sender to answer: it alone reports the event,
+        // so a receiver gets each message once from a cluster.
+        report_locked(event_kind_of(frame), {}, frame, ts);
     }
     broadcast_locked(frame, registry::session_handle{});
     close_if_unused_locked();

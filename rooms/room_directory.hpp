@@ -1,6 +1,7 @@
 #pragma once
 
 #include "config/settings.hpp"
+#include "rooms/chat_events.hpp"
 #include "rooms/history/history_store.hpp"
 #include "rooms/message_bus.hpp"
 
@@ -58,6 +59,10 @@ public:
 
     // The store rooms keep their settings in.
     history_store& store() { return store_; }
+    // Where rooms (and sessions) report chat events for webhooks; reports nothing until the
+    // server attaches a sink.
+    chat_events& events() { return events_; }
+    const chat_events& events() const { return events_; }
 
     // The periodic tick (a worker's housekeeping, about once a second): ends the timed bans and
     // mutes that are over, as events, in the rooms that need it (room::needs_care). A walk over
@@ -87,6 +92,7 @@ private:
     std::atomic<bool> identities_{false};
     history_store& store_;
     message_bus& bus_;
+    chat_events events_;
     std::vector<worker_context*> workers_;
     mutable std::array<shard, 16> shards_;
 };

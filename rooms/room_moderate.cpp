@@ -229,6 +229,7 @@ room::moderation_outcome room::moderate(const moderation_request& request, std::
     if (ack_to != nullptr) {
         ack_to->send(protocol::encode_ack(ack_id, name_, seq));
     }
+    report_locked(protocol::webhook_event::moderation, request.actor, frame, ts);
     broadcast_locked(frame, registry::session_handle{});
     return moderation_outcome::done;
 }
@@ -292,6 +293,7 @@ void room::end_expired_sanctions(std::int64_t now_ms, cluster_link* cluster) {
             const std::int64_t seq = log_->last_seq() + 1;
             shared_frame frame = protocol::encode_moderation(event, seq, now_ms);
             log_->append(seq, now_ms, frame);
+            report_locked(protocol::webhook_event::moderation, {}, frame, now_ms);
             broadcast_locked(frame, registry::session_handle{});
         }
     };

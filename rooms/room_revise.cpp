@@ -122,6 +122,8 @@ room::change_outcome room::change_message(const change_request& request, std::in
     if (ack_to != nullptr) {
         ack_to->send(protocol::encode_ack(ack_id, name_, seq));
     }
+    report_locked(request.text ? protocol::webhook_event::message_edited : protocol::webhook_event::message_deleted,
+                  request.actor, event, ts);
     broadcast_locked(event, registry::session_handle{});
     return change_outcome::done;
 }

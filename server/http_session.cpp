@@ -204,6 +204,7 @@ std::string http_session::metrics_text() const {
         in.cluster = cluster->health();
     }
     in.http = shared_.worker_counters;
+    in.webhooks = shared_.webhooks;
     in.ready = accepting();
     in.version = PARLEY_VERSION;
     return render_metrics(in);

@@ -26,12 +26,14 @@ namespace parley::server {
 
 class tls_context;
 class worker;
+struct webhook_counters;
 
 // What every HTTP connection of a server reads of the server: owned by the server, which outlives
 // its connections.
 struct http_shared {
     const std::atomic<bool>& accepting;                  // false once shutdown begins
     std::vector<const http_counters*> worker_counters;   // every worker's, for /metrics
+    const webhook_counters* webhooks = nullptr;          // the webhook sender's, for /metrics
 };
 
 // A connection while it speaks HTTP: Beast parses each request and writes each response; what

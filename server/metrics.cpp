@@ -115,6 +115,15 @@ sample_value cluster_value(const scrape& s, std::size_t) {
     return static_cast<std::uint64_t>((*s.in.cluster).*Field);
 }
 
+// A webhook figure; zero when the scrape has no sender.
+template <auto Field>
+sample_value webhook_value(const scrape& s, std::size_t) {
+    if (s.in.webhooks == nullptr) {
+        return std::uint64_t{0};
+    }
+    return (s.in.webhooks->*Field).load(std::memory_order_relaxed);
+}
+
 // Every metric parleyd exports, in the order they are printed.
 const metric metric_table[] = {
     from_scrape(
@@ -165,6 +174,23 @@ const metric metric_table[] = {
                 "Idle room logs evicted from memory to stay within history.memory_budget_bytes (read back "
                 "from the file when used again; with the memory store, gone).",
                 [](const scrape& s, std::size_t) -> sample_value { return s.in.history.evictions; }),
+    // Webhooks ([[webhooks]]); zeros without receivers.
+    from_scrape("parley_webhook_events_queued", metric_type::gauge,
+                "Chat events waiting for a webhook receiver (each receiver's queue is bounded by queue_events).",
+                &webhook_value<&webhook_counters::queued>),
+    from_scrape("parley_webhook_events_delivered_total", metric_type::counter,
+                "Chat events in batches a webhook receiver accepted (a 2xx answer).",
+                &webhook_value<&webhook_counters::delivered>),
+    from_scrape("parley_webhook_batches_delivered_total", metric_type::counter,
+                "Batches of events a webhook receiver accepted.", &webhook_value<&webhook_counters::batches>),
+    from_scrape("parley_webhook_retries_total", metric_type::counter,
+                "Webhook POSTs that failed (an error, a timeout, a status other than 2xx); each batch is sent "
+                "again after a backoff.",
+                &webhook_value<&webhook_counters::retries>),
+    from_scrape("parley_webhook_events_dropped_total", metric_type::counter,
+                "Chat events that never reached a webhook receiver: its queue was full, a reload removed it, or "
+                "the daemon stopped with them queued.",
+                &webhook_value<&webhook_counters::dropped>),
     // The cluster's, left out on a single node.
     from_scrape("parley_cluster_degraded", metric_type::gauge,
                 "1 while this node cannot reach the cluster's Redis (it serves its own users alone), else 0.",

@@ -5,6 +5,7 @@
 #include "rooms/worker_counters.hpp"
 #include "server/http_counters.hpp"
 #include "server/process_stats.hpp"
+#include "server/webhooks/webhook_counters.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -25,6 +26,7 @@ struct metrics_input {
     bool ready = true;                                   // false during shutdown
     std::string_view version;                            // parley_build_info{version=...}
     const process_stats* process = nullptr;              // null: read_process_stats() now
+    const webhook_counters* webhooks = nullptr;          // null: all zero
 };
 
 // Renders every metric in the Prometheus text exposition format 0.0.4 (serve it as

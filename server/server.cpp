@@ -103,6 +103,13 @@ server::server(const config::settings& settings, config::config_source source,
         throw std::runtime_error(error);
     }
     hub_->on_keys_wanted([this] { token_keys_->wanted(); });
+    webhooks_ = std::make_unique<webhook_sender>(
+        main_io_.get_executor(), hub_->rooms().events(),
+        settings_.cluster_node_id.empty() ? cluster::default_node_id() : settings_.cluster_node_id);
+    if (std::string error = webhooks_->configure(settings_.webhooks); !error.empty()) {
+        throw std::runtime_error(error);
+    }
+    http_shared_.webhooks = &webhooks_->counters();
     if (cluster_) {
         hub_->set_cluster(cluster_.get());
         cluster_->attach(*hub_);
@@ -132,6 +139,7 @@ server::~server() {
     // History reads finishing now would post replies to loops about to go; messages already
     // accepted are still written when the hub (and with it the store) goes, below.
     hub_->history().stop_reads();
+    webhooks_.reset();  // before the hub, whose rooms report to it
     // Pending handlers may still hold connections whose teardown touches the hub: destroy them
     // while the hub exists.
     for (auto& w : workers_) {
@@ -220,6 +228,9 @@ void server::do_reload() {
     set_log_level(settings_.log_level);
     hub_->update_settings(settings_);
     token_keys_->configure(settings_, "reload");
+    if (std::string error = webhooks_->configure(settings_.webhooks); !error.empty()) {
+        spdlog::error("reload: {}; that receiver keeps its previous settings", error);
+    }
     for (const auto& line : plan.needs_restart) {
         spdlog::warn("reload: {}", line);
     }
@@ -281,6 +292,9 @@ void server::do_stop() {
                     return;
                 }
                 auto stop_workers = [this] {
+                    // The events of the drain (disconnections, rooms vacated) had the close
+                    // window to go out; what is still queued is counted and logged as lost.
+                    webhooks_->stop();
                     for (auto& each : workers_) {
                         each->stop();
                     }

@@ -6,6 +6,7 @@
 #include "server/connection_limiter.hpp"
 #include "server/http_session.hpp"
 #include "server/token_key_source.hpp"
+#include "server/webhooks/webhook_sender.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -76,6 +77,8 @@ private:
     std::shared_ptr<const tls_context> tls_;  // for new connections; main thread only
     // The public keys of login tokens (file and JWK Set URL); runs on the main loop.
     std::unique_ptr<token_key_source> token_keys_;
+    // The [[webhooks]] receivers' queues and their sender, on the main loop.
+    std::unique_ptr<webhook_sender> webhooks_;
     std::atomic<bool> accepting_{true};  // false once shutdown begins: /readyz 503, upgrades 503
     http_shared http_shared_{accepting_, {}};  // read by every HTTP connection; filled with the workers
     boost::asio::ip::tcp::acceptor acceptor_;

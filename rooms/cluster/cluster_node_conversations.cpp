@@ -141,6 +141,10 @@ void cluster_node::answer_dm_sender(const pending_dm& dm, std::optional<std::int
     json.append(std::to_string(*seq)).append(dm.json_after);
     shared_frame copy = protocol::frame_of_json(json);
     shared_frame ack = dm.ack_id.empty() ? shared_frame() : protocol::encode_dm_ack(dm.ack_id, dm.to, *seq);
+    // The sender's node reports it (once per cluster), as it does a say.
+    if (const rooms::chat_events& events = hub_->rooms().events(); events.wants(protocol::webhook_event::dm)) {
+        events.emit(protocol::webhook_event::dm, {}, dm.from, copy, dm.ts);
+    }
     rooms::post_to_session(*hub_, dm.sender, [copy, ack](rooms::chat_session& s) {
         s.output().send(copy);
         if (ack) {

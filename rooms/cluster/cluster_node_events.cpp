@@ -207,9 +207,15 @@ void cluster_node::apply_message(std::string_view room, std::int64_t seq, std::i
         std::string_view room;
         std::int64_t seq;
     } pending{this, ack, room, seq};
+    // Set for every message said here, with an ack or without: the room reports (webhooks)
+    // only the messages whose origin is this node, so that a cluster reports each once.
     std::function<void()> ack_first;
-    if (origin == options_.node_id && !ack.empty()) {
-        ack_first = [&pending] { pending.node->deliver_ack(pending.ticket, pending.room, pending.seq); };
+    if (origin == options_.node_id) {
+        ack_first = [&pending] {
+            if (!pending.ticket.empty()) {
+                pending.node->deliver_ack(pending.ticket, pending.room, pending.seq);
+            }
+        };
     }
     auto outcome = rooms::room::apply_outcome::gone;
     auto target = hub_->rooms().with_room(name, [&](rooms::room& r) {

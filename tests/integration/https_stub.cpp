@@ -1,5 +1,6 @@
 #include "https_stub.hpp"
 
+#include "loopback_listener.hpp"
 #include "tls_support.hpp"
 
 #include <arpa/inet.h>
@@ -15,16 +16,7 @@ namespace parley::integration {
 
 https_stub::https_stub(const std::string& dir) : cert_path_(dir + "/stub-cert.pem"), key_path_(dir + "/stub-key.pem") {
     write_self_signed("localhost", cert_path_, key_path_);
-    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t size = sizeof address;
-    if (listener_ < 0 || ::bind(listener_, reinterpret_cast<sockaddr*>(&address), size) != 0 ||
-        ::listen(listener_, 16) != 0 || ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &size) != 0) {
-        throw std::runtime_error("https_stub: cannot listen");
-    }
-    port_ = ntohs(address.sin_port);
+    listener_ = listen_on_loopback(port_, "https_stub");
     thread_ = std::thread([this] { serve(); });
 }
 
