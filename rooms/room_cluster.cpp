@@ -4,6 +4,7 @@
 #include "rooms/room.hpp"
 
 #include "protocol/server_messages.hpp"
+#include "rooms/room_directory.hpp"
 
 namespace parley::rooms {
 
@@ -46,8 +47,14 @@ room::apply_outcome room::apply_message(std::int64_t seq, std::int64_t ts, const
     if (before_fanout) {
         before_fanout();
         // Only the node where it was said has a sender to answer: it alone reports the event,
-        // so a receiver gets each message once from a cluster.
-        report_locked(event_kind_of(frame), {}, frame, ts);
+        // so a receiver gets each message once from a cluster. Who did it is read back from the
+        // frame, and only when a receiver wants the kind.
+        const protocol::webhook_event kind = event_kind_of(frame);
+        if (directory_ != nullptr && directory_->events().wants(kind)) {
+            const std::optional<protocol::stored_event> e = protocol::read_stored_event(frame);
+            report_locked(kind, !e ? std::string() : kind == protocol::webhook_event::message ? e->from : e->by, frame,
+                          ts);
+        }
     }
     broadcast_locked(frame, registry::session_handle{});
     close_if_unused_locked();

@@ -101,6 +101,12 @@ void webhook_receiver::answer(int status) {
     status_ = status;
 }
 
+void webhook_receiver::stall(int count, std::chrono::milliseconds hold) {
+    std::lock_guard lock(mutex_);
+    stalls_ = count;
+    stall_hold_ = hold;
+}
+
 std::vector<webhook_receiver::request> webhook_receiver::requests() const {
     std::lock_guard lock(mutex_);
     return requests_;
@@ -138,6 +144,20 @@ void webhook_receiver::handle(Read read_some, Write write_all) {
     r.content_type = header_of(head, "Content-Type");
     r.body = data.substr(head_end + 4, need - head_end - 4);
     std::string reply;
+    std::chrono::milliseconds hold{0};
+    {
+        std::lock_guard lock(mutex_);
+        if (stalls_ > 0) {
+            --stalls_;
+            hold = stall_hold_;
+            requests_.push_back(std::move(r));  // answered 0
+        }
+    }
+    if (hold.count() > 0) {
+        changed_.notify_all();
+        std::this_thread::sleep_for(hold);
+        return;
+    }
     {
         std::lock_guard lock(mutex_);
         r.answered = status_;

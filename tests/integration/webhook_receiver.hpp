@@ -37,6 +37,9 @@ public:
     std::string url() const;
     const std::string& cert_path() const { return cert_path_; }
     void answer(int status);
+    // The next `count` requests get no answer: each is read, kept (answered 0) and its connection
+    // held silent for `hold` before it is closed, as a receiver that hangs.
+    void stall(int count, std::chrono::milliseconds hold);
 
     // Whether `signature` (an X-Parley-Signature value, "t=<unix s>,v1=<hex>") signs body under
     // secret, checked as a receiver would: HMAC-SHA256 over "<t>.<body>", compared in constant
@@ -67,6 +70,8 @@ private:
     mutable std::mutex mutex_;
     std::condition_variable changed_;
     int status_ = 200;
+    int stalls_ = 0;
+    std::chrono::milliseconds stall_hold_{0};
     std::vector<request> requests_;
     std::atomic<bool> stopping_{false};
     std::thread thread_;

@@ -186,6 +186,28 @@ TEST_F(WebhookRetryTest, ABatchAnswered500IsSentAgainUntilTaken) {
     EXPECT_EQ(metric("parley_webhook_events_delivered_total"), 3);
 }
 
+class WebhookTimeoutTest : public WebhooksTest {
+protected:
+    std::string daemon_config() const override {
+        return webhook_table(receiver_.url(), "[\"message\"]", "timeout_ms = 300\n");
+    }
+};
+
+TEST_F(WebhookTimeoutTest, ABatchWithoutAnAnswerInTimeIsSentAgain) {
+    receiver_.stall(1, std::chrono::milliseconds(1500));
+    ws_client alice = login("alice");
+    join_room(alice, "lobby");
+    call(alice, {{"type", "say"}, {"room", "lobby"}, {"text", "patience"}, {"id", "s"}});
+    ASSERT_TRUE(receiver_.wait([](const auto& r) { return !accepted_events(r).empty(); }));
+    const auto requests = receiver_.requests();
+    ASSERT_GE(requests.size(), 2u);
+    EXPECT_EQ(requests.front().answered, 0);  // held silent: the daemon gave up after 300 ms
+    EXPECT_EQ(json::parse(requests.front().body).at("events"), json::parse(requests.back().body).at("events"));
+    EXPECT_EQ(accepted_events(requests).front().at("data").at("text"), "patience");
+    EXPECT_TRUE(daemon_->wait_for_line("no answer within the timeout", 0));
+    EXPECT_GE(metric("parley_webhook_retries_total"), 1);
+}
+
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr bool sanitized = true;  // freed memory is kept aside: resident size says nothing
 #else

@@ -12,6 +12,9 @@ parley-load drives it). parleyd runs on core 0 with one worker and its default S
 two builds' runs alternate which goes first. LOAD (a part of a load's name, e.g. "100 rooms")
 runs only the loads it names. Prints one JSON line per run, then the medians and their ratio
 (after / before).
+
+AFTER_CONFIG=FILE adds that TOML to the "after" runs' configuration only: one build against
+itself with a feature on (e.g. a [[webhooks]] receiver, tests/load/webhook_sink.py).
 """
 import json
 import os
@@ -46,13 +49,19 @@ def main():
     with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as config:
         # A publisher sends far more than the default 200 requests/s.
         config.write("[limits]\nrate_limit_per_second = 10000000\nrate_limit_burst = 10000000\n")
+    configs = {"before": config.name, "after": config.name}
+    if os.environ.get("AFTER_CONFIG"):
+        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as after:
+            with open(config.name) as common, open(os.environ["AFTER_CONFIG"]) as extra:
+                after.write(common.read() + extra.read())
+        configs["after"] = after.name
     for name, (args, figure) in LOADS.items():
         if only not in name:
             continue
         values = {"before": [], "after": []}
         for i in range(pairs):
             for which in (["before", "after"] if i % 2 == 0 else ["after", "before"]):
-                r = run(builds[which], args, config.name)
+                r = run(builds[which], args, configs[which])
                 values[which].append(r[figure])
                 print(json.dumps({"load": name, "build": which, figure: r[figure], "lost": r.get("lost"),
                                   "core_busy": r.get("core_busy")}), flush=True)
