@@ -33,6 +33,7 @@ struct options {
     double warmup = 1;                  // fanout: seconds of sending before measuring
     std::uint32_t size = 64;            // fanout: bytes of say text
     std::uint32_t threads = 1;
+    bool tls = false;                   // wss: TLS on every connection (the server's [tls] on)
     int server_pid = 0;
     // Every server process whose CPU counts (a cluster's nodes and its Redis); starts with server_pid.
     std::vector<int> server_pids;

@@ -58,6 +58,8 @@ const char* const usage_text =
     "  --port P[,P...]       server port (default 8080); several: connection i goes to the\n"
     "                        (i mod count)-th (a cluster's nodes)\n"
     "  --threads T           generator threads, each an epoll loop (default 1)\n"
+    "  --tls                 speak TLS (wss://) to a server whose port has [tls] set; the\n"
+    "                        certificate is not checked\n"
     "  --server-pid PID[,..] report the server's CPU seconds (and memory in idle mode); several:\n"
     "                        the sum of their CPU seconds (a cluster's nodes and its Redis)\n"
     "  --source-addrs K      bind client sockets to 127.0.0.1 .. 127.0.0.K (default 1)\n"
@@ -352,6 +354,7 @@ void add_common(json_line& j, const options& o, const char* mode) {
     j.str("host", o.host);
     j.num("port", static_cast<std::uint64_t>(o.port));
     j.num("threads", static_cast<std::uint64_t>(o.threads));
+    j.boolean("tls", o.tls);
     j.num("source_addrs", static_cast<std::uint64_t>(o.source_addrs));
     j.num("rooms", static_cast<std::uint64_t>(o.rooms));
 }
@@ -882,6 +885,8 @@ options parse_options(int argc, char** argv) {
             o.warmup = parse_seconds(a, value(), 0, 3600);
         } else if (a == "--size") {
             o.size = static_cast<std::uint32_t>(parse_uint(a, value(), 1, 4096));
+        } else if (a == "--tls") {
+            o.tls = true;
         } else if (a == "--threads") {
             o.threads = static_cast<std::uint32_t>(parse_uint(a, value(), 1, 64));
         } else if (a == "--server-pid") {

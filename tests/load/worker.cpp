@@ -76,13 +76,22 @@ worker::worker(const options& opts, control& ctl, std::uint32_t id)
     }
     dirty_.reserve(conns_.size());
     scratch_.reserve(opts.size + 256);
+    if (opts.tls) {
+        tls_ = tls_client_context();
+    }
 }
 
 worker::~worker() {
     for (auto& c : conns_) {
+        if (c.ssl != nullptr) {
+            tls_free(c.ssl);
+        }
         if (c.fd >= 0) {
             ::close(c.fd);
         }
+    }
+    if (tls_ != nullptr) {
+        tls_free_context(tls_);
     }
     if (ep_ >= 0) {
         ::close(ep_);
@@ -289,6 +298,10 @@ void worker::on_event(std::uint64_t data, std::uint32_t events) {
         }
         return;
     }
+    if (c.st == state::securing) {
+        drive_tls(c);
+        return;
+    }
     if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) {
         on_readable(c);
     }
@@ -307,6 +320,79 @@ void worker::on_connected(conn& c) {
         fail(c, c_err_connect, std::string("connect: ") + std::strerror(err));
         return;
     }
+    if (tls_ != nullptr) {
+        c.ssl = tls_session(tls_, c.fd);
+        if (c.ssl == nullptr) {
+            fail(c, c_err_handshake, "TLS: " + tls_error_text());
+            return;
+        }
+        c.st = state::securing;
+        drive_tls(c);
+        return;
+    }
+    start_upgrade(c);
+}
+
+void worker::drive_tls(conn& c) {
+    switch (tls_handshake(c.ssl)) {
+    case tls_status::done:
+        start_upgrade(c);
+        return;
+    case tls_status::want_read:
+        set_out_interest(c, false);
+        return;
+    case tls_status::want_write:
+        set_out_interest(c, true);
+        return;
+    case tls_status::closed:
+    case tls_status::failed:
+        fail(c, c_err_handshake, "TLS handshake: " + tls_error_text());
+        return;
+    }
+}
+
+ssize_t worker::read_some(conn& c, char* data, std::size_t size) {
+    if (c.ssl == nullptr) {
+        return ::recv(c.fd, data, size, 0);
+    }
+    std::size_t bytes = 0;
+    switch (tls_read(c.ssl, data, size, bytes)) {
+    case tls_status::done:
+        return static_cast<ssize_t>(bytes);
+    case tls_status::want_read:
+    case tls_status::want_write:
+        errno = EAGAIN;
+        return -1;
+    case tls_status::closed:
+        return 0;
+    case tls_status::failed:
+        break;
+    }
+    errno = ECONNRESET;
+    return -1;
+}
+
+ssize_t worker::write_some(conn& c, const char* data, std::size_t size) {
+    if (c.ssl == nullptr) {
+        return ::send(c.fd, data, size, MSG_NOSIGNAL);
+    }
+    std::size_t bytes = 0;
+    switch (tls_write(c.ssl, data, size, bytes)) {
+    case tls_status::done:
+        return static_cast<ssize_t>(bytes);
+    case tls_status::want_read:
+    case tls_status::want_write:
+        errno = EAGAIN;
+        return -1;
+    case tls_status::closed:
+    case tls_status::failed:
+        break;
+    }
+    errno = ECONNRESET;
+    return -1;
+}
+
+void worker::start_upgrade(conn& c) {
     const std::string key = make_ws_key(rng_);
     c.accept = expected_accept(key);
     c.out += upgrade_request(opts_.host, opts_.ports[c.index % opts_.ports.size()], key);
@@ -320,11 +406,13 @@ void worker::on_readable(conn& c) {
     // After a few full buffers the connection waits for the next pass so that one busy socket
     // cannot starve the others; it is then read without waiting for another edge.
     for (int attempt = 0; attempt < 4; ++attempt) {
-        const ssize_t n = ::recv(c.fd, rbuf_.data(), rbuf_.size(), 0);
+        const ssize_t n = read_some(c, rbuf_.data(), rbuf_.size());
         if (n > 0) {
             local_[c_bytes_in] += static_cast<std::uint64_t>(n);
             on_bytes(c, rbuf_.data(), static_cast<std::size_t>(n), now());
-            if (c.fd < 0 || static_cast<std::size_t>(n) < rbuf_.size()) {
+            // A short TCP read drained the socket; TLS hands over one record per read, so it
+            // reads on until it would wait.
+            if (c.fd < 0 || (c.ssl == nullptr && static_cast<std::size_t>(n) < rbuf_.size())) {
                 return;
             }
             continue;
@@ -838,7 +926,7 @@ void worker::flush_all() {
 void worker::flush(conn& c) {
     // Bounded: each send() makes progress or the loop ends; EINTR at most a few times.
     for (int interrupted = 0; c.out_off < c.out.size();) {
-        const ssize_t n = ::send(c.fd, c.out.data() + c.out_off, c.out.size() - c.out_off, MSG_NOSIGNAL);
+        const ssize_t n = write_some(c, c.out.data() + c.out_off, c.out.size() - c.out_off);
         if (n > 0) {
             c.out_off += static_cast<std::size_t>(n);
             continue;
@@ -874,6 +962,10 @@ void worker::set_out_interest(conn& c, bool want) {
 }
 
 void worker::close_conn(conn& c, state next) {
+    if (c.ssl != nullptr) {
+        tls_free(c.ssl);
+        c.ssl = nullptr;
+    }
     if (c.fd >= 0) {
         ::close(c.fd);  // also removes it from the epoll set
         c.fd = -1;

@@ -9,6 +9,7 @@
 #include "histogram.hpp"
 #include "json_scan.hpp"
 #include "load.hpp"
+#include "tls_link.hpp"
 #include "ws_wire.hpp"
 
 #include <atomic>
@@ -41,10 +42,12 @@ public:
     const std::string& first_error() const { return first_error_; }
 
 private:
-    enum class state : std::uint8_t { unused, connecting, handshake, login_wait, join_wait, ready, closing, dead };
+    // securing: the TLS handshake (--tls), between the connect and the upgrade.
+    enum class state : std::uint8_t { unused, connecting, securing, handshake, login_wait, join_wait, ready, closing, dead };
 
     struct conn {
         int fd = -1;
+        SSL* ssl = nullptr;          // --tls: the session over fd
         std::uint32_t gen = 0;       // bumped when the fd is closed, to drop stale events
         std::uint32_t index = 0;     // global connection index (churn: slot index)
         std::uint32_t room = 0;
@@ -78,6 +81,11 @@ private:
     void start_connect(conn& c, std::uint64_t now);
     void on_event(std::uint64_t data, std::uint32_t events);
     void on_connected(conn& c);
+    void drive_tls(conn& c);
+    void start_upgrade(conn& c);
+    // recv() and send() over the socket, or through TLS with --tls (EAGAIN when TLS waits).
+    ssize_t read_some(conn& c, char* data, std::size_t size);
+    ssize_t write_some(conn& c, const char* data, std::size_t size);
     void on_readable(conn& c);
     void on_bytes(conn& c, char* data, std::size_t size, std::uint64_t now);
     void on_frames(conn& c, char* data, std::size_t size, std::uint64_t now);
@@ -112,6 +120,7 @@ private:
     const options& opts_;
     control& ctl_;
     int ep_ = -1;
+    SSL_CTX* tls_ = nullptr;  // --tls
     fast_rng rng_;
     std::vector<conn> conns_;
     std::vector<std::uint32_t> dirty_;
