@@ -351,12 +351,12 @@ void worker::drive_tls(conn& c) {
     }
 }
 
-ssize_t worker::read_some(conn& c, char* data, std::size_t size) {
-    if (c.ssl == nullptr) {
-        return ::recv(c.fd, data, size, 0);
-    }
-    std::size_t bytes = 0;
-    switch (tls_read(c.ssl, data, size, bytes)) {
+namespace {
+
+// A TLS step's outcome as recv() and send() give theirs: bytes, 0 for a closed peer (reads
+// only), or -1 with errno (EAGAIN while TLS waits for the socket).
+ssize_t as_socket_result(tls_status status, std::size_t bytes, bool reading) {
+    switch (status) {
     case tls_status::done:
         return static_cast<ssize_t>(bytes);
     case tls_status::want_read:
@@ -364,7 +364,10 @@ ssize_t worker::read_some(conn& c, char* data, std::size_t size) {
         errno = EAGAIN;
         return -1;
     case tls_status::closed:
-        return 0;
+        if (reading) {
+            return 0;
+        }
+        break;
     case tls_status::failed:
         break;
     }
@@ -372,24 +375,24 @@ ssize_t worker::read_some(conn& c, char* data, std::size_t size) {
     return -1;
 }
 
+}  // namespace
+
+ssize_t worker::read_some(conn& c, char* data, std::size_t size) {
+    if (c.ssl == nullptr) {
+        return ::recv(c.fd, data, size, 0);
+    }
+    std::size_t bytes = 0;
+    const tls_status status = tls_read(c.ssl, data, size, bytes);  // sets bytes first
+    return as_socket_result(status, bytes, true);
+}
+
 ssize_t worker::write_some(conn& c, const char* data, std::size_t size) {
     if (c.ssl == nullptr) {
         return ::send(c.fd, data, size, MSG_NOSIGNAL);
     }
     std::size_t bytes = 0;
-    switch (tls_write(c.ssl, data, size, bytes)) {
-    case tls_status::done:
-        return static_cast<ssize_t>(bytes);
-    case tls_status::want_read:
-    case tls_status::want_write:
-        errno = EAGAIN;
-        return -1;
-    case tls_status::closed:
-    case tls_status::failed:
-        break;
-    }
-    errno = ECONNRESET;
-    return -1;
+    const tls_status status = tls_write(c.ssl, data, size, bytes);
+    return as_socket_result(status, bytes, false);
 }
 
 void worker::start_upgrade(conn& c) {
