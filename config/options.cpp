@@ -230,6 +230,17 @@ void add_server_options(std::vector<option>& out) {
             .help = "Largest HTTP request head (request line and headers) accepted; a larger one gets "
                     "431 and the connection is closed.",
             .reloadable = true, .min = 1 * kib, .max = 1 * mib}),
+        field<&settings::compression>({.section = "server", .key = "compression",
+            .help = "permessage-deflate (RFC 7692) for clients that offer it: off, or on. On, each "
+                    "message is compressed on its own (no context takeover in either direction), so a "
+                    "broadcast is compressed once for every member and a connection keeps no compression "
+                    "state. Applies to connections opened after a reload.",
+            .reloadable = true}),
+        field<&settings::compression_min_bytes>({.section = "server", .key = "compression_min_bytes",
+            .unit = "bytes",
+            .help = "With compression on, messages shorter than this go uncompressed: the shortest "
+                    "gain little and cost a compression each.",
+            .reloadable = true, .min = 0, .max = 1 * mib}),
 
         // ---- [tls] ----
         field<&settings::tls_cert_file>({.section = "tls", .key = "cert_file",

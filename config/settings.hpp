@@ -47,6 +47,7 @@ struct webhook_endpoint {
 enum class auth_mode { none, token };           // auth.mode
 enum class history_backend { sqlite, memory };  // history.store
 enum class log_format { text, json };           // log.format
+enum class compression_mode { off, on };        // server.compression
 
 // The words of each such enumeration, in the order of its enumerators.
 template <typename E>
@@ -62,6 +63,10 @@ struct choice_words<history_backend> {
 template <>
 struct choice_words<log_format> {
     static constexpr std::array<std::string_view, 2> names = {"text", "json"};
+};
+template <>
+struct choice_words<compression_mode> {
+    static constexpr std::array<std::string_view, 2> names = {"off", "on"};
 };
 
 // The word for `value` ("token"); empty for a value outside the enumeration.
@@ -98,6 +103,8 @@ struct settings {
     std::uint32_t shutdown_timeout_ms = 10000;   // longest a graceful shutdown may take
     std::uint32_t shutdown_close_window_ms = 2000;  // 1001 closes are spread over this window
     std::size_t max_request_header_bytes = 8 * 1024;  // HTTP request head
+    config::compression_mode compression = config::compression_mode::off;  // permessage-deflate
+    std::size_t compression_min_bytes = 256;  // smaller messages go uncompressed
 
     // [tls]  Both empty: the port speaks plain HTTP and ws://; both set: https and wss://.
     std::string tls_cert_file;  // PEM: the certificate, then its intermediates

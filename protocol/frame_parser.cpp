@@ -1,5 +1,7 @@
 #include "protocol/frame_parser.hpp"
 
+#include "protocol/message_deflate.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -18,6 +20,7 @@ constexpr std::uint8_t op_pong = 0xA;
 
 constexpr std::uint8_t fin_bit = 0x80;
 constexpr std::uint8_t rsv_bits = 0x70;
+constexpr std::uint8_t rsv1_bit = 0x40;  // permessage-deflate: the message is compressed
 constexpr std::uint8_t mask_bit = 0x80;
 constexpr std::size_t max_control_payload = 125;  // RFC 6455 section 5.5
 
@@ -39,6 +42,8 @@ enum error_id : std::uint8_t {
     e_close_code,
     e_close_reason_utf8,
     e_text_utf8,
+    e_inflated_too_big,
+    e_bad_compressed,
     error_count
 };
 
@@ -63,6 +68,8 @@ constexpr close_error errors[] = {
     {close_code::protocol_error, "invalid close code"},
     {close_code::invalid_payload, "close reason is not valid UTF-8"},
     {close_code::invalid_payload, "text message is not valid UTF-8"},
+    {close_code::message_too_big, "message too big when inflated"},
+    {close_code::invalid_payload, "compressed message is not valid DEFLATE data"},
 };
 static_assert(std::size(errors) == error_count);
 
@@ -179,10 +186,13 @@ bool frame_parser::read_header(char*& p, char* end) {
 }
 
 bool frame_parser::check_start(std::uint8_t byte0, std::uint8_t byte1) {
-    if ((byte0 & rsv_bits) != 0) {
-        return fail(e_reserved_bits);  // no extension is ever negotiated
-    }
     const std::uint8_t op = byte0 & 0x0F;
+    // RSV1 marks a compressed message once permessage-deflate was negotiated, and only on the
+    // first frame of a data message (RFC 7692 section 6.1); nothing else uses these bits.
+    if ((byte0 & rsv_bits) != 0 &&
+        !(inflate_ && (byte0 & rsv_bits) == rsv1_bit && (op == op_text || op == op_binary) && !in_message_)) {
+        return fail(e_reserved_bits);
+    }
     if (op > op_pong || (op > op_binary && op < op_close)) {
         return fail(e_unknown_opcode);
     }
@@ -238,6 +248,9 @@ bool frame_parser::start_frame(const unsigned char* header) {
         }
     }
     std::memcpy(&mask_, key, sizeof mask_);
+    if (op != op_continuation && op < op_close) {
+        compressed_ = (header[0] & rsv1_bit) != 0;
+    }
     opcode_ = op;
     fin_ = (header[0] & fin_bit) != 0;
     remaining_ = length;
@@ -282,12 +295,15 @@ bool frame_parser::read_payload(char*& p, char* end, frame_sink& sink) {
 
     if (fin_ && !in_message_ && pending_.empty() && remaining_ <= available) {
         // The hot path: a whole unfragmented message in the caller's buffer is unmasked where
-        // it lies and handed out without a copy.
+        // it lies and handed out (or inflated from there) without a copy.
         const auto size = static_cast<std::size_t>(remaining_);
         unmask(p, size, mask_);
         const std::string_view message{p, size};
         p += size;
         remaining_ = 0;
+        if (compressed_) {
+            return finish_compressed(message, sink);
+        }
         if (!is_valid_utf8(message)) {
             return fail(e_text_utf8);
         }
@@ -298,8 +314,9 @@ bool frame_parser::read_payload(char*& p, char* end, frame_sink& sink) {
 
     const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, available));
     mask_ = unmask(p, take, mask_);
-    // Validated as it arrives, so a bad byte ends the connection before the rest is buffered.
-    if (!utf8_.feed({p, take})) {
+    // Validated as it arrives, so a bad byte ends the connection before the rest is buffered
+    // (a compressed message only once inflated).
+    if (!compressed_ && !utf8_.feed({p, take})) {
         return fail(e_text_utf8);
     }
     pending_.append(p, take);
@@ -312,6 +329,15 @@ bool frame_parser::read_payload(char*& p, char* end, frame_sink& sink) {
     if (!fin_) {
         return true;
     }
+    if (compressed_) {
+        in_message_ = false;
+        if (!finish_compressed(pending_, sink)) {
+            return false;
+        }
+        pending_.clear();
+        release_if_idle();
+        return true;
+    }
     if (!utf8_.complete()) {
         return fail(e_text_utf8);
     }
@@ -320,6 +346,25 @@ bool frame_parser::read_payload(char*& p, char* end, frame_sink& sink) {
     sink.on_text(pending_);
     pending_.clear();
     release_if_idle();
+    return true;
+}
+
+bool frame_parser::finish_compressed(std::string_view compressed, frame_sink& sink) {
+    compressed_ = false;
+    std::string_view message;
+    switch (inflate_message(compressed, max_message_, message)) {
+    case inflate_status::ok:
+        break;
+    case inflate_status::too_large:
+        return fail(e_inflated_too_big);
+    case inflate_status::corrupt:
+        return fail(e_bad_compressed);
+    }
+    if (!is_valid_utf8(message)) {
+        return fail(e_text_utf8);
+    }
+    state_ = state::header;
+    sink.on_text(message);
     return true;
 }
 
@@ -373,6 +418,7 @@ bool frame_parser::fail(std::uint8_t error) {
     header_len_ = 0;
     remaining_ = 0;
     in_message_ = false;
+    compressed_ = false;
     utf8_.reset();
     return false;
 }

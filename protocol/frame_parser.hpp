@@ -37,12 +37,17 @@ struct parse_result {
 // in place, and calls the sink for each complete message or control frame. It keeps only the
 // bytes of an unfinished frame between calls, so an idle connection's parser owns no heap memory.
 //
-// Enforced: client frames must be masked; RSV bits zero (no extensions are negotiated); known
+// Enforced: client frames must be masked; RSV bits zero, except RSV1 on the first frame of a
+// message once compressed messages are allowed (permessage-deflate, allow_compressed()); known
 // opcodes only; control frames unfragmented and at most 125 bytes; no continuation without a
 // start and no new data frame inside a fragmented message; close payload of 1 byte, or a close
 // code that may not be sent on the wire, are errors (1002); text must be valid UTF-8, checked
 // incrementally across fragments (1007); binary messages are refused (1003); a message longer
 // than max_message bytes is refused from its length header before its payload is read (1009).
+// A compressed message is assembled (its compressed size bounded by max_message the same way),
+// then inflated by the thread's stream (message_deflate.hpp), stopping at max_message bytes: one
+// that inflates to more is a decompression bomb (1009), one that is not DEFLATE data is 1007,
+// and its UTF-8 is checked once inflated.
 // After an error or a close frame the parser stops: further feed() calls return the same result
 // and deliver nothing.
 //
@@ -59,6 +64,10 @@ public:
 
     void set_max_message(std::size_t max_message) { max_message_ = max_message; }
 
+    // Accept messages compressed with permessage-deflate without context takeover (set after a
+    // handshake that agreed on it, before the first feed()).
+    void allow_compressed() { inflate_ = true; }
+
 private:
     enum class state : std::uint8_t { header, payload, done, failed };
     // (layout is the implementation's business; keep it small: this lives in every connection)
@@ -67,6 +76,7 @@ private:
     bool start_frame(const unsigned char* header);
     bool read_payload(char*& p, char* end, frame_sink& sink);
     bool finish_control(std::string_view payload, frame_sink& sink);
+    bool finish_compressed(std::string_view compressed, frame_sink& sink);
     void release_if_idle();
     bool fail(std::uint8_t error);  // records the error, frees memory, returns false
     parse_result result() const;
@@ -79,8 +89,10 @@ private:
     std::uint8_t opcode_ = 0;       // opcode of the current frame
     std::uint8_t header_len_ = 0;   // header bytes collected so far in pending_'s tail
     std::uint8_t control_len_ = 0;  // payload size of the current control frame
-    bool fin_ = false;
-    bool in_message_ = false;       // a fragmented text message is being assembled
+    bool fin_ : 1 = false;
+    bool in_message_ : 1 = false;   // a fragmented text message is being assembled
+    bool inflate_ : 1 = false;      // compressed messages are allowed
+    bool compressed_ : 1 = false;   // the current message is compressed
     state state_ = state::header;
     std::uint8_t error_ = 0;        // which error, once state_ is failed
 };

@@ -15,6 +15,12 @@ namespace parley::protocol {
 //
 // One allocation holds the count, the size and the bytes. Copying is an atomic increment, so a
 // frame may be handed between worker threads; the bytes never change after make().
+//
+// A frame may also carry one twin: the same message as sent to connections that negotiated
+// permessage-deflate (message_deflate.hpp). The first such connection to send the frame makes it
+// and attaches it here; every later one, on any worker, sends the same twin. Attaching is a
+// compare-and-swap of a pointer that starts null, so two workers racing both hold a valid twin
+// and one of them is kept.
 class shared_frame {
 public:
     shared_frame() = default;
@@ -39,7 +45,7 @@ public:
     static shared_frame allocate(std::size_t size) {
         void* raw = ::operator new(sizeof(block) + size);
         shared_frame f;
-        f.block_ = new (raw) block{{1}, size};
+        f.block_ = new (raw) block{{1}, size, {nullptr}};
         return f;
     }
     char* fill() { return block_->data(); }
@@ -52,10 +58,38 @@ public:
     const void* identity() const { return block_; }
     long use_count() const { return block_ ? block_->refs.load(std::memory_order_relaxed) : 0; }
 
+    // The twin attached so far: not attached yet (has_twin() false), the frame itself (a
+    // message not worth compressing is sent as it is), or another frame.
+    bool has_twin() const { return block_ && block_->twin.load(std::memory_order_acquire) != nullptr; }
+    shared_frame twin() const {
+        block* t = block_ ? block_->twin.load(std::memory_order_acquire) : nullptr;
+        shared_frame f;
+        f.block_ = t;
+        f.retain();
+        return f;
+    }
+    // Attaches `twin` unless one is attached already, and returns the twin in force. An empty
+    // `twin` (or this frame itself) marks the frame as its own twin. Thread: any, also on a frame
+    // already shared.
+    shared_frame attach_twin(shared_frame twin) const {
+        if (!block_) {
+            return twin;
+        }
+        block* expected = nullptr;
+        block* offered = twin.block_ ? twin.block_ : block_;
+        if (block_->twin.compare_exchange_strong(expected, offered, std::memory_order_acq_rel) &&
+            offered != block_) {
+            twin.block_ = nullptr;  // its reference now belongs to this frame's block
+        }
+        return this->twin();
+    }
+
 private:
     struct block {
         std::atomic<long> refs;
         std::size_t size;
+        // The twin: null, this block (send as is), or another block this one holds a reference to.
+        std::atomic<block*> twin{nullptr};
         char* data() { return reinterpret_cast<char*>(this + 1); }
     };
     void retain() {
@@ -65,6 +99,11 @@ private:
     }
     void release() {
         if (block_ && block_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            block* t = block_->twin.load(std::memory_order_acquire);
+            if (t != nullptr && t != block_) {
+                shared_frame owned;
+                owned.block_ = t;  // released by owned's destructor
+            }
             block_->~block();
             ::operator delete(block_);
         }

@@ -1,5 +1,6 @@
 #include "server/http_routes.hpp"
 
+#include "protocol/deflate_offer.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/origin.hpp"
 
@@ -75,6 +76,13 @@ route_decision upgrade(const http_request_view& req, const config::settings& set
     d.headers.emplace_back("Upgrade", "websocket");
     d.headers.emplace_back("Connection", "Upgrade");
     d.headers.emplace_back("Sec-WebSocket-Accept", protocol::websocket_accept(req.ws_key));
+    if (settings.compression == config::compression_mode::on && !req.ws_extensions.empty()) {
+        protocol::deflate_agreement deflate = protocol::negotiate_deflate(req.ws_extensions);
+        if (deflate.agreed) {
+            d.headers.emplace_back("Sec-WebSocket-Extensions", std::move(deflate.response));
+            d.deflate_window_bits = deflate.server_window_bits;
+        }
+    }
     d.keep_alive = true;
     return d;
 }

@@ -34,6 +34,7 @@ struct http_request_view {
     std::string_view connection;
     std::string_view ws_version;   // Sec-WebSocket-Version
     std::string_view ws_key;       // Sec-WebSocket-Key
+    std::string_view ws_extensions;  // Sec-WebSocket-Extensions (the first such header)
     std::string_view origin;
     std::string_view authorization;
     std::string_view if_none_match;
@@ -58,6 +59,7 @@ http_request_view view_of(const boost::beast::http::request<Body>& req) {
     v.connection = text(req[http::field::connection]);
     v.ws_version = text(req[http::field::sec_websocket_version]);
     v.ws_key = text(req[http::field::sec_websocket_key]);
+    v.ws_extensions = text(req[http::field::sec_websocket_extensions]);
     v.origin = text(req[http::field::origin]);
     v.authorization = text(req[http::field::authorization]);
     v.if_none_match = text(req[http::field::if_none_match]);
@@ -109,6 +111,8 @@ struct route_decision {
     // An admin request that waits for the cluster to feed this room here (admin_reply): the
     // session asks the cluster, then routes the request again with the room fed.
     std::string wait_for_room;
+    // kind upgrade: permessage-deflate was agreed, with this server_window_bits (8..15); 0: not.
+    std::uint8_t deflate_window_bits = 0;
 
     // The value of the first header of that name (case as written here), or "".
     std::string_view header(std::string_view name) const;

@@ -168,7 +168,8 @@ void http_session::write_page(const route_decision& decision) {
 }
 
 void http_session::write_upgrade(const route_decision& decision) {
-    // Only the three headers of the 101: no keep_alive(), which would add to Connection.
+    // Only the headers of the 101: no keep_alive(), which would add to Connection.
+    deflate_window_bits_ = decision.deflate_window_bits;
     response_.emplace(decision.status, 11);
     for (const auto& [name, value] : decision.headers) {
         response_->set(name, value);
@@ -231,7 +232,8 @@ void http_session::on_upgrade_written(boost::system::error_code ec) {
     int non_blocking = 1;
     ::ioctl(fd, FIONBIO, &non_blocking);
     // A TLS connection's channel goes with it, holding whatever the client already sent.
-    connection_ptr connection(new ws_connection(fd, worker_, std::move(slot_), stream_.release_tls()));
+    connection_ptr connection(
+        new ws_connection(fd, worker_, std::move(slot_), stream_.release_tls(), deflate_window_bits_));
     connection->start(std::move(leftover));
 }
 

@@ -94,6 +94,7 @@ private:
     std::optional<file_response> file_response_;
     boost::asio::steady_timer deadline_;
     bool room_fed_ = false;  // routing again after answer_when_fed
+    std::uint8_t deflate_window_bits_ = 0;  // the upgrade agreed on permessage-deflate (route_decision)
 };
 
 }  // namespace parley::server

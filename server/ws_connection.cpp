@@ -1,6 +1,7 @@
 #include "server/ws_connection.hpp"
 
 #include "protocol/frame_encoder.hpp"
+#include "protocol/message_deflate.hpp"
 #include "rooms/chat_hub.hpp"
 #include "server/logging.hpp"
 #include "server/slab.hpp"
@@ -64,14 +65,19 @@ void ws_connection::operator delete(void* p) noexcept {
     slab<sizeof(ws_connection), alignof(ws_connection)>::deallocate(p);
 }
 
-ws_connection::ws_connection(int fd, worker& owner, connection_slot slot, std::unique_ptr<tls_channel> tls)
+ws_connection::ws_connection(int fd, worker& owner, connection_slot slot, std::unique_ptr<tls_channel> tls,
+                             std::uint8_t deflate_window_bits)
     : worker_(owner),
       parser_(owner.chat().settings().max_message_bytes),
       chat_(owner.chat(), *this),
       slot_(std::move(slot)),
       opened_ms_(owner.precise_ms()),
       last_rx_ms_(owner.now_ms()),
-      fd_(fd) {
+      fd_(fd),
+      deflate_window_bits_(deflate_window_bits) {
+    if (deflate_window_bits_ != 0) {
+        parser_.allow_compressed();
+    }
     if (tls) {
         side_ = std::make_unique<side_state>();
         side_->tls = std::move(tls);
@@ -300,6 +306,11 @@ void ws_connection::send(const shared_frame& frame) {
         queue_.drop_unstarted();
         queue_bytes_changed(before);
         start_close(close_code::policy_violation, "slow consumer");
+        return;
+    }
+    if (deflate_window_bits_ != 0) {
+        push_frame(protocol::frame_for_deflate(frame, worker_.chat().settings().compression_min_bytes,
+                                               deflate_window_bits_));
         return;
     }
     push_frame(frame);

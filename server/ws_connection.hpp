@@ -38,6 +38,8 @@ using connection_ptr = boost::intrusive_ptr<ws_connection>;
 // queue as shared references, the worker flushes each connection once per event-loop pass, and
 // one sendmsg carries every queued frame. The queue is bounded in bytes; a client past the bound
 // is closed with 1008 and the room never waits for it.
+// With permessage-deflate a message frame is queued as its compressed twin, made once by the
+// first connection that needs it and then shared like the plain frame.
 // Over TLS the same frames are gathered the same way, then encrypted by the connection's
 // tls_channel (small frames as one piece) and the ciphertext leaves in one send(); ciphertext
 // the socket did not take waits in the channel, and no more frames are encrypted until it is
@@ -52,7 +54,10 @@ public:
     // fd: the connected, upgraded TCP socket, now owned by this object.
     // slot: this connection's place in the connection limits (and its peer address).
     // tls: the connection's TLS state when it speaks TLS (null for plain TCP).
-    ws_connection(int fd, worker& owner, connection_slot slot, std::unique_ptr<tls_channel> tls = nullptr);
+    // deflate_window_bits: the handshake agreed on permessage-deflate with this server window
+    // (deflate_offer.hpp); 0: it did not.
+    ws_connection(int fd, worker& owner, connection_slot slot, std::unique_ptr<tls_channel> tls = nullptr,
+                  std::uint8_t deflate_window_bits = 0);
     ~ws_connection() override;
     ws_connection(const ws_connection&) = delete;
     ws_connection& operator=(const ws_connection&) = delete;
@@ -144,12 +149,16 @@ private:
     friend void intrusive_ptr_add_ref(ws_connection* c) noexcept;
     friend void intrusive_ptr_release(ws_connection* c) noexcept;
     phase phase_ = phase::open;
-    bool ping_outstanding_ = false;
-    bool write_waiting_ = false;   // waiting for the socket to become writable
-    bool flush_scheduled_ = false; // in the worker's flush list
-    bool close_queued_ = false;    // our close frame is in the queue
-    bool peer_closed_ = false;     // the client sent its close frame
-    bool peer_hung_up_ = false;    // epoll reported the client's FIN (or an error): read to the end
+    // One bit each: every open connection carries them.
+    bool ping_outstanding_ : 1 = false;
+    bool write_waiting_ : 1 = false;   // waiting for the socket to become writable
+    bool flush_scheduled_ : 1 = false; // in the worker's flush list
+    bool close_queued_ : 1 = false;    // our close frame is in the queue
+    bool peer_closed_ : 1 = false;     // the client sent its close frame
+    bool peer_hung_up_ : 1 = false;    // epoll reported the client's FIN (or an error): read to the end
+    // permessage-deflate: 0 when not negotiated, else the client's server_max_window_bits.
+    // Messages it receives go out as their frame's compressed twin (message_deflate.hpp).
+    std::uint8_t deflate_window_bits_ = 0;
 };
 
 }  // namespace parley::server

@@ -1,5 +1,6 @@
 #include "ws_client.hpp"
 
+#include "tests/peer_deflate.hpp"
 #include "handshake_key.hpp"
 #include "http_response.hpp"
 
@@ -70,6 +71,10 @@ std::string lowercase(std::string text) {
 
 ws_client::ws_client(std::uint16_t port, client_options options)
     : port_(port), headers_(options.headers), rng_(std::random_device{}()) {
+    if (!options.extensions.empty()) {
+        ext_.offered = options.extensions;
+        headers_.push_back("Sec-WebSocket-Extensions: " + options.extensions);
+    }
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd_ < 0) {
         throw system_error("socket");
@@ -196,6 +201,7 @@ ws_client::ws_client(ws_client&& other) noexcept
       close_code_(other.close_code_),
       fragments_(std::move(other.fragments_)),
       in_message_(other.in_message_),
+      ext_(std::move(other.ext_)),
       rng_(other.rng_) {}
 
 ws_client& ws_client::operator=(ws_client&& other) noexcept {
@@ -214,6 +220,7 @@ ws_client& ws_client::operator=(ws_client&& other) noexcept {
         fragments_ = std::move(other.fragments_);
         in_message_ = other.in_message_;
         rng_ = other.rng_;
+        ext_ = std::move(other.ext_);
     }
     return *this;
 }
@@ -282,6 +289,35 @@ void ws_client::upgrade(std::string_view path, milliseconds timeout) {
         lowercase(*connection).find("upgrade") == std::string::npos) {
         throw std::runtime_error("bad upgrade response for key " + key + ":\n" + head);
     }
+    ext_.wire_bytes = in_.size() - in_pos_;
+    if (const auto agreed = response.header("sec-websocket-extensions")) {
+        // RFC 6455 section 9.1: a server may only answer with what was offered.
+        if (ext_.offered.empty() || lowercase(*agreed).find("permessage-deflate") != 0) {
+            throw std::runtime_error("server agreed on an extension that was not offered:\n" + head);
+        }
+        ext_.agreed = *agreed;
+        const std::size_t bits = ext_.agreed.find("server_max_window_bits=");
+        if (bits != std::string::npos) {
+            ext_.server_window_bits = std::stoi(ext_.agreed.substr(bits + 23));
+        }
+    }
+}
+
+void ws_client::send_compressed(std::string_view text, std::size_t fragment_size) {
+    if (ext_.agreed.empty()) {
+        throw std::logic_error("send_compressed without an agreed permessage-deflate");
+    }
+    const std::string compressed = tests::client_deflate(text);
+    const std::size_t step = fragment_size == 0 ? std::max<std::size_t>(compressed.size(), 1) : fragment_size;
+    std::size_t at = 0;
+    do {
+        const std::size_t n = std::min(step, compressed.size() - at);
+        const bool first = at == 0;
+        const bool last = at + n >= compressed.size();
+        send_frame(first ? opcode::text : opcode::continuation, std::string_view(compressed).substr(at, n),
+                   {.fin = last, .rsv = static_cast<std::uint8_t>(first ? 4 : 0)});
+        at += n;
+    } while (at < compressed.size());
 }
 
 std::string ws_client::raw_http(std::string_view request, milliseconds timeout) {
@@ -426,6 +462,7 @@ bool ws_client::fill(clock::time_point deadline) {
         const int n = SSL_read(tls_, buffer, sizeof buffer);
         if (n > 0) {
             in_.append(buffer, static_cast<std::size_t>(n));
+            ext_.wire_bytes += static_cast<std::size_t>(n);
             return true;
         }
         const int error = SSL_get_error(tls_, n);
@@ -444,6 +481,7 @@ bool ws_client::fill(clock::time_point deadline) {
         const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
         if (n > 0) {
             in_.append(buffer, static_cast<std::size_t>(n));
+            ext_.wire_bytes += static_cast<std::size_t>(n);
             return true;
         }
         if (n == 0) {
@@ -548,8 +586,13 @@ std::optional<json> ws_client::next_json(clock::time_point deadline) {
         if (!frame) {
             return std::nullopt;
         }
-        if (frame->rsv != 0) {
-            throw std::runtime_error("server frame has RSV bits set without an extension");
+        // RSV1 marks a compressed message, once permessage-deflate was agreed, on its first
+        // frame only (RFC 7692 section 6.1).
+        const bool compressed = frame->rsv == 4 && !ext_.agreed.empty() &&
+                                (frame->opcode == opcode::text || frame->opcode == opcode::binary);
+        if (frame->rsv != 0 && !compressed) {
+            throw std::runtime_error("server frame has RSV bits " + std::to_string(frame->rsv) +
+                                     (ext_.agreed.empty() ? " set without an extension" : " where they do not belong"));
         }
         switch (frame->opcode) {
         case opcode::ping:
@@ -569,7 +612,12 @@ std::optional<json> ws_client::next_json(clock::time_point deadline) {
             if (!frame->fin) {
                 fragments_ = std::move(frame->payload);
                 in_message_ = true;
+                ext_.fragments_compressed = compressed;
                 continue;
+            }
+            if (compressed) {
+                frame->payload = tests::client_inflate(frame->payload, ext_.server_window_bits);
+                ++ext_.compressed_received;
             }
             break;
         case opcode::continuation:
@@ -583,11 +631,16 @@ std::optional<json> ws_client::next_json(clock::time_point deadline) {
             frame->payload = std::move(fragments_);
             fragments_.clear();
             in_message_ = false;
+            if (ext_.fragments_compressed) {
+                frame->payload = tests::client_inflate(frame->payload, ext_.server_window_bits);
+                ++ext_.compressed_received;
+            }
             break;
         default:
             throw std::runtime_error("server sent opcode " + std::to_string(frame->opcode) +
                                      " where a text message was expected");
         }
+        ++ext_.messages_received;
         json message = json::parse(frame->payload, nullptr, false);
         if (message.is_discarded()) {
             throw std::runtime_error("server sent text that is not JSON: " + frame->payload);

@@ -64,6 +64,10 @@ struct client_options {
     std::string tls_trust_file{};
     // With TLS: the newest protocol version offered (OpenSSL's TLS1_2_VERSION...); 0: the newest.
     int tls_max_version = 0;
+    // Non-empty: offered as Sec-WebSocket-Extensions ("permessage-deflate; client_max_window_bits").
+    // When the server agrees, compressed messages it sends are inflated by recv_json() and
+    // send_compressed() may be used.
+    std::string extensions{};
     // Local IPv4 address to connect from, e.g. "127.0.0.2" (on Linux every 127.x.y.z is a
     // loopback address), so the daemon sees a client address of its own (per-address limits);
     // empty: the system's choice (127.0.0.1).
@@ -110,6 +114,19 @@ public:
     // One text message; with fragment_size > 0 it goes as frames of at most that many bytes.
     void send_text(std::string_view text, std::size_t fragment_size = 0);
     void send_json(const json& message, std::size_t fragment_size = 0);
+
+    // One text message compressed with permessage-deflate (RSV1 on its first frame), in frames of
+    // at most fragment_size compressed bytes when fragment_size > 0. Needs an agreed extension.
+    void send_compressed(std::string_view text, std::size_t fragment_size = 0);
+
+    // The Sec-WebSocket-Extensions value of the 101 response ("" when none).
+    const std::string& agreed_extensions() const { return ext_.agreed; }
+    // Messages recv_json() received compressed, and all text messages it received.
+    std::size_t compressed_received() const { return ext_.compressed_received; }
+    std::size_t messages_received() const { return ext_.messages_received; }
+    // Bytes of frames read from the socket since the upgrade response (as they crossed the wire,
+    // before TLS decryption is not counted: the plaintext frames).
+    std::size_t wire_bytes_received() const { return ext_.wire_bytes; }
 
     // A close frame with code and reason.
     void send_close(std::uint16_t code, std::string_view reason = {});
@@ -186,6 +203,17 @@ private:
     std::optional<std::uint16_t> close_code_;
     std::string fragments_;
     bool in_message_ = false;
+    // permessage-deflate and what was received, moved as one.
+    struct extension_state {
+        std::string offered;
+        std::string agreed;
+        int server_window_bits = 15;  // the window compressed messages from the server may use
+        bool fragments_compressed = false;
+        std::size_t compressed_received = 0;
+        std::size_t messages_received = 0;
+        std::size_t wire_bytes = 0;  // counted from the end of the upgrade response on
+    };
+    extension_state ext_;
     std::mt19937 rng_;
 };
 

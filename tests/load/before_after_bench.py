@@ -59,12 +59,14 @@ def main():
         if only not in name:
             continue
         values = {"before": [], "after": []}
-        for i in range(pairs):
-            for which in (["before", "after"] if i % 2 == 0 else ["after", "before"]):
-                r = run(builds[which], args, configs[which])
-                values[which].append(r[figure])
-                print(json.dumps({"load": name, "build": which, figure: r[figure], "lost": r.get("lost"),
-                                  "core_busy": r.get("core_busy")}), flush=True)
+
+        def run_one(which, name=name, args=args, figure=figure, values=values):
+            r = run(builds[which], args, configs[which])
+            values[which].append(r[figure])
+            print(json.dumps({"load": name, "build": which, figure: r[figure], "lost": r.get("lost"),
+                              "core_busy": r.get("core_busy")}), flush=True)
+
+        history_bench.interleaved(pairs, ["before", "after"], run_one)
         b, a = statistics.median(values["before"]), statistics.median(values["after"])
         print(f"{name}: {figure} median before {b:.0f}, after {a:.0f}, after/before {a / b:.3f}", flush=True)
 

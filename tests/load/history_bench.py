@@ -41,6 +41,49 @@ def wait_idle():
     print("warning: the cores never went idle", file=sys.stderr)
 
 
+def interleaved(pairs, variants, run_one):
+    """Runs run_one(variant) once per variant in each of `pairs` rounds, the order of the
+    variants turning round by round so that neither always goes first; returns the results as
+    {variant: [result, ...]}."""
+    results = {v: [] for v in variants}
+    for i in range(pairs):
+        shift = i % len(variants)
+        for v in variants[shift:] + variants[:shift]:
+            results[v].append(run_one(v))
+    return results
+
+
+def compare_setups(build, loads, setups, figure, argv, label):
+    """One build under two setups, in one session: for each load of `loads` ({name: (load
+    arguments, [figure names])}) whose name contains argv[3] (when given), argv[2] (default 3)
+    pairs of runs, one under each setup of `setups` ({variant: (config file, extra load
+    arguments)}, the baseline first) in turning order; prints one JSON line per run (the
+    variant under the key `label`), then per figure the medians and their ratio (second /
+    first). figure(result, name) reads a figure from parley-load's result."""
+    pairs = int(argv[2]) if len(argv) > 2 else 3
+    only = argv[3] if len(argv) > 3 else ""
+    variants = list(setups)
+    for name, (args, figures) in loads.items():
+        if only not in name:
+            continue
+        values = {(v, f): [] for v in variants for f in figures}
+
+        def run_one(variant, name=name, args=args, figures=figures, values=values):
+            config, extra = setups[variant]
+            r = run(build, "sqlite", args + extra, config)
+            line = {"load": name, label: variant, "errors": r.get("errors_total"), "lost": r.get("lost")}
+            for f in figures:
+                values[(variant, f)].append(figure(r, f))
+                line[f] = values[(variant, f)][-1]
+            print(json.dumps(line), flush=True)
+
+        interleaved(pairs, variants, run_one)
+        first, second = variants
+        for f in figures:
+            a, b = statistics.median(values[(first, f)]), statistics.median(values[(second, f)])
+            print(f"{name}: {f} median {first} {a:.1f}, {second} {b:.1f}, {second}/{first} {b / a:.3f}", flush=True)
+
+
 def run(build, store, load_args, config):
     wait_idle()
     state = tempfile.mkdtemp(prefix="parley-bench-")

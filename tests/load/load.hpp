@@ -34,6 +34,7 @@ struct options {
     std::uint32_t size = 64;            // fanout: bytes of say text
     std::uint32_t threads = 1;
     bool tls = false;                   // wss: TLS on every connection (the server's [tls] on)
+    bool deflate = false;               // offer permessage-deflate (the server's compression on)
     int server_pid = 0;
     // Every server process whose CPU counts (a cluster's nodes and its Redis); starts with server_pid.
     std::vector<int> server_pids;
@@ -62,6 +63,7 @@ enum counter : std::size_t {
     c_dropped,        // ready connections that closed or failed afterwards
     c_frames,         // server frames received, any kind
     c_bytes_in,       // bytes read
+    c_compressed,     // server messages that arrived compressed (permessage-deflate)
     c_deliveries,     // "message" frames carrying a generator timestamp
     c_says,           // says written
     c_refused,        // says answered with an error

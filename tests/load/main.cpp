@@ -60,6 +60,8 @@ const char* const usage_text =
     "  --threads T           generator threads, each an epoll loop (default 1)\n"
     "  --tls                 speak TLS (wss://) to a server whose port has [tls] set; the\n"
     "                        certificate is not checked\n"
+    "  --deflate             offer permessage-deflate (the server's compression on): compressed\n"
+    "                        messages are inflated and counted (compressed_messages, bytes_in)\n"
     "  --server-pid PID[,..] report the server's CPU seconds (and memory in idle mode); several:\n"
     "                        the sum of their CPU seconds (a cluster's nodes and its Redis)\n"
     "  --source-addrs K      bind client sockets to 127.0.0.1 .. 127.0.0.K (default 1)\n"
@@ -355,6 +357,7 @@ void add_common(json_line& j, const options& o, const char* mode) {
     j.num("port", static_cast<std::uint64_t>(o.port));
     j.num("threads", static_cast<std::uint64_t>(o.threads));
     j.boolean("tls", o.tls);
+    j.boolean("deflate", o.deflate);
     j.num("source_addrs", static_cast<std::uint64_t>(o.source_addrs));
     j.num("rooms", static_cast<std::uint64_t>(o.rooms));
 }
@@ -492,6 +495,7 @@ int run_fanout(const options& o) {
     const auto cpu0 = server_cpu(o);
     const double self0 = self_cpu_seconds();
     const auto cores0 = read_core_times();
+    const std::uint64_t bytes0 = tm.sum(c_bytes_in);
     const std::uint64_t d0 = tm.sum(c_deliveries);
     const std::uint64_t s0 = tm.sum(c_says);
     last_deliveries = d0;
@@ -502,6 +506,7 @@ int run_fanout(const options& o) {
     const double self1 = self_cpu_seconds();
     const auto cores1 = read_core_times();
     const std::uint64_t d1 = tm.sum(c_deliveries);
+    const std::uint64_t bytes1 = tm.sum(c_bytes_in);
     const std::uint64_t s1 = tm.sum(c_says);
     const double measured = static_cast<double>(m_end - m_start) / 1e9;
 
@@ -554,6 +559,9 @@ int run_fanout(const options& o) {
     j.num("dropped_connections", tm.sum(c_dropped));
     j.num("server_errors", tm.sum(c_server_errors));
     j.num("bad_frames", tm.sum(c_bad_frames));
+    j.num("bytes_in", tm.sum(c_bytes_in));
+    j.num("measured_bytes_in", bytes1 - bytes0);
+    j.num("compressed_messages", tm.sum(c_compressed));
     if (o.rate > 0) {
         j.num("rate_skipped", tm.sum(c_rate_skipped));
     }
@@ -887,6 +895,8 @@ options parse_options(int argc, char** argv) {
             o.size = static_cast<std::uint32_t>(parse_uint(a, value(), 1, 4096));
         } else if (a == "--tls") {
             o.tls = true;
+        } else if (a == "--deflate") {
+            o.deflate = true;
         } else if (a == "--threads") {
             o.threads = static_cast<std::uint32_t>(parse_uint(a, value(), 1, 64));
         } else if (a == "--server-pid") {

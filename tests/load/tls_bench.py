@@ -13,9 +13,7 @@ self-signed EC P-256 certificate made for the run with the openssl command. LOAD
 load's name) runs only the loads it names. Prints one JSON line per run, then the medians and
 their ratio (wss / ws).
 """
-import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,27 +56,8 @@ def figure(result, name):
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    build = sys.argv[1]
-    pairs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    only = sys.argv[3] if len(sys.argv) > 3 else ""
-    directory = tempfile.mkdtemp(prefix="parley-tls-bench-")
-    setups = configs(directory)
-    for name, (args, figures) in LOADS.items():
-        if only not in name:
-            continue
-        values = {(which, f): [] for which in setups for f in figures}
-        for i in range(pairs):
-            for which in (["ws", "wss"] if i % 2 == 0 else ["wss", "ws"]):
-                config, extra = setups[which]
-                r = history_bench.run(build, "sqlite", args + extra, config)
-                line = {"load": name, "transport": which, "errors": r.get("errors_total"), "lost": r.get("lost")}
-                for f in figures:
-                    values[(which, f)].append(figure(r, f))
-                    line[f] = values[(which, f)][-1]
-                print(json.dumps(line), flush=True)
-        for f in figures:
-            ws, wss = statistics.median(values[("ws", f)]), statistics.median(values[("wss", f)])
-            print(f"{name}: {f} median ws {ws:.0f}, wss {wss:.0f}, wss/ws {wss / ws:.3f}", flush=True)
+    setups = configs(tempfile.mkdtemp(prefix="parley-tls-bench-"))
+    history_bench.compare_setups(sys.argv[1], LOADS, setups, figure, sys.argv, "transport")
 
 
 if __name__ == "__main__":

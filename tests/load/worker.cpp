@@ -398,7 +398,7 @@ ssize_t worker::write_some(conn& c, const char* data, std::size_t size) {
 void worker::start_upgrade(conn& c) {
     const std::string key = make_ws_key(rng_);
     c.accept = expected_accept(key);
-    c.out += upgrade_request(opts_.host, opts_.ports[c.index % opts_.ports.size()], key);
+    c.out += upgrade_request(opts_.host, opts_.ports[c.index % opts_.ports.size()], key, opts_.deflate);
     c.st = state::handshake;
     set_out_interest(c, false);
     mark_dirty(c);
@@ -524,6 +524,22 @@ void worker::on_frame(conn& c, const frame_header& h, char* payload, std::uint64
     if (h.masked) {
         ++local_[c_bad_frames];
         fail(c, c_err_closed, "server sent a masked frame");
+        return;
+    }
+    if (h.rsv1) {
+        // parleyd compresses whole messages in one frame and never fragments what it sends.
+        if (!opts_.deflate || static_cast<ws_op>(h.opcode) != ws_op::text || !h.fin || c.in_fragment) {
+            ++local_[c_bad_frames];
+            fail(c, c_err_closed, "server sent RSV1 where it does not belong");
+            return;
+        }
+        if (!inflater_.inflate(std::string_view(payload, n), inflated_)) {
+            ++local_[c_bad_frames];
+            fail(c, c_err_closed, "server sent a compressed message that does not inflate");
+            return;
+        }
+        ++local_[c_compressed];
+        on_text(c, inflated_, t);
         return;
     }
     switch (static_cast<ws_op>(h.opcode)) {

@@ -9,6 +9,7 @@
 #include "histogram.hpp"
 #include "json_scan.hpp"
 #include "load.hpp"
+#include "message_inflater.hpp"
 #include "tls_link.hpp"
 #include "ws_wire.hpp"
 
@@ -133,6 +134,8 @@ private:
     std::string scratch2_;
     std::string held_;       // a frame completed from a connection's carried bytes
     std::string held_text_;  // a reassembled fragmented message
+    message_inflater inflater_;  // --deflate: one stream, reset per message
+    std::string inflated_;
     std::vector<std::uint32_t> free_slots_;  // churn: slots ready for a new cycle
     std::vector<std::uint32_t> starting_;
     std::vector<std::uint64_t> read_again_;  // connections left with unread bytes (epoll data)

@@ -85,6 +85,7 @@ std::size_t frame_need(const char* data, std::size_t size, frame_header& h) {
     h.payload_size = len;
     h.opcode = b0 & 0x0f;
     h.fin = (b0 & 0x80) != 0;
+    h.rsv1 = (b0 & 0x40) != 0;
     h.masked = masked;
     return header + static_cast<std::size_t>(len);
 }
@@ -118,7 +119,7 @@ std::string expected_accept(std::string_view key) {
     return std::string(accept.data(), accept.size());
 }
 
-std::string upgrade_request(std::string_view host, std::uint16_t port, std::string_view key) {
+std::string upgrade_request(std::string_view host, std::uint16_t port, std::string_view key, bool deflate) {
     std::string r;
     r.reserve(160);
     r += "GET /ws HTTP/1.1\r\nHost: ";
@@ -127,7 +128,11 @@ std::string upgrade_request(std::string_view host, std::uint16_t port, std::stri
     append_uint(r, port);
     r += "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ";
     r += key;
-    r += "\r\nSec-WebSocket-Version: 13\r\n\r\n";
+    r += "\r\nSec-WebSocket-Version: 13\r\n";
+    if (deflate) {
+        r += "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n";
+    }
+    r += "\r\n";
     return r;
 }
 

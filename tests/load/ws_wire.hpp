@@ -51,6 +51,7 @@ struct frame_header {
     std::uint64_t payload_size = 0;
     std::uint8_t opcode = 0;
     bool fin = false;
+    bool rsv1 = false;             // permessage-deflate: a compressed message
     bool masked = false;           // a server must not mask: the caller treats it as an error
 };
 
@@ -64,7 +65,8 @@ std::string make_ws_key(fast_rng& rng);
 std::string expected_accept(std::string_view key);
 
 // "GET /ws HTTP/1.1 ..." for host:port with this key.
-std::string upgrade_request(std::string_view host, std::uint16_t port, std::string_view key);
+// deflate: offer permessage-deflate.
+std::string upgrade_request(std::string_view host, std::uint16_t port, std::string_view key, bool deflate = false);
 
 // Checks a complete response head (through the blank line): status 101, Upgrade: websocket and
 // the expected accept value. On failure, reason says what was wrong.

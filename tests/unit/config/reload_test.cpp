@@ -77,6 +77,8 @@ handshake_timeout_ms = 1000
 shutdown_timeout_ms = 5000
 shutdown_close_window_ms = 1000
 max_request_header_bytes = 4096
+compression = "on"
+compression_min_bytes = 100
 [limits]
 max_connections = 10
 max_connections_per_ip = 2
