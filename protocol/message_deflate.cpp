@@ -23,6 +23,10 @@ constexpr int deflate_level = 1;
 constexpr int deflate_mem_level = 5;
 constexpr int max_window_bits = 15;
 
+// A thread's buffers past this are given back at the next message (the message limit may be
+// tens of megabytes, and such a message is rare).
+constexpr std::size_t large_buffer = 1024 * 1024;
+
 constexpr std::uint8_t fin_text = 0x81;
 constexpr std::uint8_t rsv1 = 0x40;
 
@@ -102,6 +106,9 @@ void deflate_message(std::string_view payload, std::string& out) {
 inflate_status inflate_message(std::string_view compressed, std::size_t limit, std::string_view& out) {
     z_stream& z = inflater.get();
     std::string& buffer = inflater.buffer;
+    if (buffer.size() > large_buffer) {
+        std::string{}.swap(buffer);  // one large message does not keep its buffer for good
+    }
     // Room for the limit and one byte more, which tells a message of exactly the limit from a
     // longer one; grown as the output needs it, not up front.
     const std::size_t cap = limit + 1;
@@ -177,7 +184,7 @@ shared_frame frame_for_deflate(const shared_frame& plain, std::size_t min_payloa
     write_frame_header(twin.fill(), opcode::text, compressed.size());
     twin.fill()[0] = static_cast<char>(static_cast<std::uint8_t>(twin.fill()[0]) | rsv1);
     std::memcpy(twin.fill() + header, compressed.data(), compressed.size());
-    if (compressed.capacity() > 64 * 1024) {
+    if (compressed.capacity() > large_buffer) {
         std::string{}.swap(compressed);  // one large message does not keep its buffer
     }
     return plain.attach_twin(std::move(twin));

@@ -12,7 +12,9 @@
 // - the small limit changes nothing but where the stream ends: its events are a prefix of the
 //   large limit's, and only a 1009 (message too big) may cut them short;
 // - after an error or a close, further bytes deliver nothing and the result stays the same;
-// - with the limit switched between pieces (a reload), the sink's checks still hold.
+// - with the limit switched between pieces (a reload), the sink's checks still hold;
+// - all of the above once more with compressed messages allowed (permessage-deflate): RSV1
+//   messages are inflated, within the limit, and still yield valid UTF-8 however split.
 // Not covered here: what the connection does with the events (the connection target).
 
 #include "protocol/frame_parser.hpp"
@@ -95,8 +97,11 @@ bool same_result(const parse_result& a, const parse_result& b) {
 
 // Feeds the stream in the given pieces (copied: the parser unmasks in place), stopping once the
 // parser has failed, then checks that the parser stays where it stopped.
-outcome parse(std::string_view stream, const std::vector<std::size_t>& pieces, std::size_t limit) {
+outcome parse(std::string_view stream, const std::vector<std::size_t>& pieces, std::size_t limit, bool compressed) {
     frame_parser parser(limit);
+    if (compressed) {
+        parser.allow_compressed();
+    }
     checking_sink sink(limit);
     std::string bytes(stream);
     parse_result result;
@@ -131,8 +136,11 @@ void require_same(const outcome& a, const outcome& b, std::string_view what) {
 // A reload may change the limit between any two reads (ws_connection sets it before each feed).
 // Which messages then pass depends on when, so only the sink's own checks apply, against the
 // larger limit.
-void parse_with_reloads(std::string_view stream) {
+void parse_with_reloads(std::string_view stream, bool compressed) {
     frame_parser parser(large_limit);
+    if (compressed) {
+        parser.allow_compressed();
+    }
     checking_sink sink(large_limit);
     std::string bytes(stream);
     split_rng rng(hash_bytes(stream) + 1);
@@ -146,12 +154,13 @@ void parse_with_reloads(std::string_view stream) {
     }
 }
 
-outcome parse_every_way(std::string_view stream, std::size_t limit) {
-    const outcome whole = parse(stream, stream.empty() ? std::vector<std::size_t>{} : std::vector{stream.size()}, limit);
-    const outcome bytewise = parse(stream, std::vector<std::size_t>(stream.size(), 1), limit);
+outcome parse_every_way(std::string_view stream, std::size_t limit, bool compressed) {
+    const outcome whole =
+        parse(stream, stream.empty() ? std::vector<std::size_t>{} : std::vector{stream.size()}, limit, compressed);
+    const outcome bytewise = parse(stream, std::vector<std::size_t>(stream.size(), 1), limit, compressed);
     require_same(whole, bytewise, "one piece and one byte at a time disagree");
     split_rng rng(hash_bytes(stream) ^ limit);
-    const outcome random = parse(stream, random_splits(stream.size(), rng), limit);
+    const outcome random = parse(stream, random_splits(stream.size(), rng), limit, compressed);
     require_same(whole, random, "one piece and random pieces disagree");
     return whole;
 }
@@ -159,12 +168,13 @@ outcome parse_every_way(std::string_view stream, std::size_t limit) {
 }  // namespace
 }  // namespace parley::fuzz
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    using namespace parley::fuzz;
-    const std::string_view stream(reinterpret_cast<const char*>(data), size);
-    const outcome large = parse_every_way(stream, large_limit);
-    const outcome small = parse_every_way(stream, small_limit);
-    parse_with_reloads(stream);
+namespace parley::fuzz {
+namespace {
+
+void check_limits(std::string_view stream, bool compressed) {
+    const outcome large = parse_every_way(stream, large_limit, compressed);
+    const outcome small = parse_every_way(stream, small_limit, compressed);
+    parse_with_reloads(stream, compressed);
 
     require(small.events.size() <= large.events.size(), "the small limit delivered more events");
     for (std::size_t i = 0; i < small.events.size(); ++i) {
@@ -175,5 +185,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         require(small.events.size() == large.events.size(), "the limits disagree without a 1009");
         require(same_result(small.result, large.result), "the limits disagree on the result without a 1009");
     }
+}
+
+}  // namespace
+}  // namespace parley::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    using namespace parley::fuzz;
+    const std::string_view stream(reinterpret_cast<const char*>(data), size);
+    check_limits(stream, false);
+    check_limits(stream, true);
     return 0;
 }
