@@ -35,6 +35,7 @@ struct options {
     std::uint32_t threads = 1;
     bool tls = false;                   // wss: TLS on every connection (the server's [tls] on)
     bool deflate = false;               // offer permessage-deflate (the server's compression on)
+    bool words = false;                 // fanout: pad say texts with everyday words, not x's
     int server_pid = 0;
     // Every server process whose CPU counts (a cluster's nodes and its Redis); starts with server_pid.
     std::vector<int> server_pids;

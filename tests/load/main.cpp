@@ -62,6 +62,8 @@ const char* const usage_text =
     "                        certificate is not checked\n"
     "  --deflate             offer permessage-deflate (the server's compression on): compressed\n"
     "                        messages are inflated and counted (compressed_messages, bytes_in)\n"
+    "  --words               fanout: pad say texts with everyday words in random order instead\n"
+    "                        of a run of 'x' (what compression meets in a chat)\n"
     "  --server-pid PID[,..] report the server's CPU seconds (and memory in idle mode); several:\n"
     "                        the sum of their CPU seconds (a cluster's nodes and its Redis)\n"
     "  --source-addrs K      bind client sockets to 127.0.0.1 .. 127.0.0.K (default 1)\n"
@@ -358,6 +360,7 @@ void add_common(json_line& j, const options& o, const char* mode) {
     j.num("threads", static_cast<std::uint64_t>(o.threads));
     j.boolean("tls", o.tls);
     j.boolean("deflate", o.deflate);
+    j.boolean("words", o.words);
     j.num("source_addrs", static_cast<std::uint64_t>(o.source_addrs));
     j.num("rooms", static_cast<std::uint64_t>(o.rooms));
 }
@@ -897,6 +900,8 @@ options parse_options(int argc, char** argv) {
             o.tls = true;
         } else if (a == "--deflate") {
             o.deflate = true;
+        } else if (a == "--words") {
+            o.words = true;
         } else if (a == "--threads") {
             o.threads = static_cast<std::uint32_t>(parse_uint(a, value(), 1, 64));
         } else if (a == "--server-pid") {

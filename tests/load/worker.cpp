@@ -533,13 +533,16 @@ void worker::on_frame(conn& c, const frame_header& h, char* payload, std::uint64
             fail(c, c_err_closed, "server sent RSV1 where it does not belong");
             return;
         }
-        if (!inflater_.inflate(std::string_view(payload, n), inflated_)) {
+        if (!inflate_) {
+            inflate_ = std::make_unique<inflate_state>();
+        }
+        if (!inflate_->inflater.inflate(std::string_view(payload, n), inflate_->inflated)) {
             ++local_[c_bad_frames];
             fail(c, c_err_closed, "server sent a compressed message that does not inflate");
             return;
         }
         ++local_[c_compressed];
-        on_text(c, inflated_, t);
+        on_text(c, inflate_->inflated, t);
         return;
     }
     switch (static_cast<ws_op>(h.opcode)) {
@@ -742,6 +745,27 @@ void worker::send_join(conn& c) {
     send_text(c, scratch_);
 }
 
+void worker::pad_text(std::string& p, std::size_t n) {
+    if (!opts_.words) {
+        p.append(n, 'x');
+        return;
+    }
+    // Everyday words in random order: a chat's text, for what compression makes of it.
+    static constexpr std::string_view words[64] = {
+        "the", "a", "to", "and", "of", "is", "in", "it", "you", "that", "we", "for", "on", "this", "with",
+        "are", "be", "have", "not", "at", "i", "can", "will", "just", "so", "what", "do", "if", "about",
+        "meeting", "today", "tomorrow", "build", "release", "thanks", "ok", "sure", "please", "check",
+        "deploy", "server", "looks", "good", "fixed", "bug", "review", "lunch", "later", "morning",
+        "coffee", "team", "issue", "done", "now", "yes", "no", "maybe", "update", "branch", "test",
+        "green", "red", "again", "soon"};
+    const std::size_t end = p.size() + n;
+    while (p.size() < end) {
+        p += words[rng_.next() & 63];
+        p += ' ';
+    }
+    p.resize(end);
+}
+
 void worker::append_say(conn& c, std::uint64_t t) {
     std::string& p = scratch_;
     p.assign(R"({"type":"say","room":"r)");
@@ -755,7 +779,7 @@ void worker::append_say(conn& c, std::uint64_t t) {
     p += ';';
     const std::size_t text_len = p.size() - text_start;
     if (text_len < opts_.size) {
-        p.append(opts_.size - text_len, 'x');
+        pad_text(p, opts_.size - text_len);
     }
     p += R"("})";
     send_text(c, p);
@@ -860,7 +884,7 @@ void worker::append_fill_say(conn& c) {
     p += ';';
     const std::size_t text_len = p.size() - text_start;
     if (text_len < opts_.size) {
-        p.append(opts_.size - text_len, 'x');
+        pad_text(p, opts_.size - text_len);
     }
     p += R"(","id":)";
     append_uint(p, fill_sent_);

@@ -99,6 +99,8 @@ private:
     void send_login(conn& c);
     void send_join(conn& c);
     void append_say(conn& c, std::uint64_t t);
+    // Pads a say's text with n bytes: 'x's, or everyday words with --words.
+    void pad_text(std::string& p, std::size_t n);
     void start_fill();
     void start_readers();
     void on_reader_text(conn& c, const server_fields& f, std::uint64_t now);
@@ -134,8 +136,13 @@ private:
     std::string scratch2_;
     std::string held_;       // a frame completed from a connection's carried bytes
     std::string held_text_;  // a reassembled fragmented message
-    message_inflater inflater_;  // --deflate: one stream, reset per message
-    std::string inflated_;
+    // --deflate: one stream, reset per message, and its output; made only then, so the plain
+    // runs' worker keeps the layout it had.
+    struct inflate_state {
+        message_inflater inflater;
+        std::string inflated;
+    };
+    std::unique_ptr<inflate_state> inflate_;
     std::vector<std::uint32_t> free_slots_;  // churn: slots ready for a new cycle
     std::vector<std::uint32_t> starting_;
     std::vector<std::uint64_t> read_again_;  // connections left with unread bytes (epoll data)
