@@ -21,6 +21,11 @@
 
 namespace parley::integration {
 
+const char* parleyd_executable() {
+    const char* chosen = std::getenv("PARLEY_DAEMON");
+    return chosen != nullptr && *chosen != '\0' ? chosen : PARLEYD_PATH;
+}
+
 namespace {
 
 using clock = std::chrono::steady_clock;
@@ -71,7 +76,7 @@ daemon_process::daemon_process(std::vector<std::string> extra_args, std::string 
     ::close(config_fd);
     config_path_ = pattern;
     write_config(config_text);
-    std::vector<std::string> args = {PARLEYD_PATH, "--config", config_path_, "--bind", "127.0.0.1",
+    std::vector<std::string> args = {parleyd_executable(), "--config", config_path_, "--bind", "127.0.0.1",
                                      "--port",     "0",        "--threads",  "2"};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     if (!chooses_history_store(extra_args, config_text)) {

@@ -16,6 +16,11 @@
 
 namespace parley::integration {
 
+// The daemon executable the tests start: $PARLEY_DAEMON when set (CI's sanitizer stages point it
+// at their sanitized parleyd and drive it with these tests as built), else the parleyd of the
+// build the tests belong to.
+const char* parleyd_executable();
+
 // How a stopped daemon ended.
 struct exit_status {
     bool exited = false;     // exited normally; code is valid

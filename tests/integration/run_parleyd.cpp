@@ -1,5 +1,7 @@
 #include "run_parleyd.hpp"
 
+#include "daemon.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -15,7 +17,7 @@ using clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 run_result run_parleyd(std::vector<std::string> args, std::chrono::milliseconds timeout) {
-    args.insert(args.begin(), PARLEYD_PATH);
+    args.insert(args.begin(), parleyd_executable());
     std::vector<char*> argv;
     for (std::string& arg : args) {
         argv.push_back(arg.data());
