@@ -26,6 +26,21 @@ const char* parleyd_executable() {
     return chosen != nullptr && *chosen != '\0' ? chosen : PARLEYD_PATH;
 }
 
+bool daemon_process::sanitized() const {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    return true;  // the tests and the daemon are one build
+#else
+    std::ifstream maps("/proc/" + std::to_string(pid_) + "/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+        if (line.find("/libasan.so") != std::string::npos || line.find("/libtsan.so") != std::string::npos) {
+            return true;
+        }
+    }
+    return false;
+#endif
+}
+
 namespace {
 
 using clock = std::chrono::steady_clock;

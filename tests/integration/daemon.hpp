@@ -53,6 +53,10 @@ public:
 
     std::uint16_t port() const { return port_; }
     pid_t pid() const { return pid_; }
+    // True when the running daemon is built with AddressSanitizer or ThreadSanitizer (it maps
+    // their runtime), whatever this test binary is: such a daemon keeps freed memory aside, so
+    // its resident size says nothing, and it serves requests several times slower.
+    bool sanitized() const;
 
     // Sends SIGTERM and waits up to timeout for the exit; after that SIGKILL. Idempotent: later
     // calls return the first result.
