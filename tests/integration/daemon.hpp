@@ -16,9 +16,9 @@
 
 namespace parley::integration {
 
-// The daemon executable the tests start: $PARLEY_DAEMON when set (CI's sanitizer stages point it
-// at their sanitized parleyd and drive it with these tests as built), else the parleyd of the
-// build the tests belong to.
+// The daemon executable the tests start: $PARLEY_DAEMON when set (another build's parleyd, e.g.
+// a sanitized one, driven by these tests as built), else the parleyd of the build the tests
+// belong to.
 const char* parleyd_executable();
 
 // How a stopped daemon ended.
