@@ -20,7 +20,7 @@ function clientInLobby() {
 test('a joined without a request starts a joined room over in its new epoch', async () => {
   const { client, changes } = clientInLobby();
   // As catchUp leaves a room after a join: epoch 1, three messages.
-  const { RoomLog } = await import('../../server/web/js/room_log.js');
+  const { RoomLog } = await import('../../server/web/js/parley.js');
   const room = { name: 'lobby', log: new RoomLog(), members: new Set(['bob']), typing: new Map(), outbox: [] };
   room.log.reset(1);
   room.log.add([msg(1, 'a'), msg(2, 'b'), msg(3, 'c')]);
@@ -47,7 +47,7 @@ test('a joined without a request starts a joined room over in its new epoch', as
 
 test('a joined in the same epoch adds what is new and keeps the rest', async () => {
   const { client } = clientInLobby();
-  const { RoomLog } = await import('../../server/web/js/room_log.js');
+  const { RoomLog } = await import('../../server/web/js/parley.js');
   const room = { name: 'lobby', log: new RoomLog(), members: new Set(), typing: new Map(), outbox: [] };
   room.log.reset(9);
   room.log.add([msg(1, 'a')]);
@@ -58,8 +58,8 @@ test('a joined in the same epoch adds what is new and keeps the rest', async () 
 
 test('a say or a page refused as unavailable can be tried again', async () => {
   const { client } = clientInLobby();
-  const { RoomLog } = await import('../../server/web/js/room_log.js');
-  const { ServerError } = await import('../../server/web/js/connection.js');
+  const { RoomLog } = await import('../../server/web/js/parley.js');
+  const { ServerError } = await import('../../server/web/js/parley.js');
   const room = { name: 'lobby', log: new RoomLog(), members: new Set(), typing: new Map(), outbox: [] };
   room.log.reset(1);
   room.log.add([msg(40, 'a')]);

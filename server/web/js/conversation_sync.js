@@ -7,7 +7,7 @@
 // reads here sent as `read` (throttled), which the user's other connections hear of. Without
 // tokens nothing is stored: dms are live only, counted here, and no marker is sent.
 
-import { Disconnected, ServerError } from './connection.js';
+import { Disconnected, ServerError } from './parley.js';
 import { DirectConversation, ReadMarks, Throttle, keyOf, parseKey } from './conversations.js';
 
 const HISTORY_PAGE = 50;

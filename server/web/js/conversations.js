@@ -7,7 +7,7 @@
 // user's marker in it. A marker only moves forward, here as on the server, so a `read` from
 // another tab, a reply and a welcome may arrive in any order.
 
-import { RoomLog } from './room_log.js';
+import { RoomLog } from './parley.js';
 
 // Views and markers are named the same way: {kind: 'room' | 'dm', name}.
 export const keyOf = (kind, name) => `${kind}:${name}`;

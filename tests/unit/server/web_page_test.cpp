@@ -17,7 +17,7 @@ TEST(WebAssets, ThePageAndEverythingItLoadsAreCompiledIn) {
         return std::any_of(assets.begin(), assets.end(), [&](const web_asset& a) { return a.path == path; });
     };
     for (std::string_view path : {"/", "/chat.css", "/favicon.svg", "/js/main.js", "/js/chat_client.js",
-                                  "/js/connection.js", "/js/room_log.js", "/js/backoff.js", "/js/view.js"}) {
+                                  "/js/parley.js", "/js/view.js"}) {
         EXPECT_TRUE(has(path)) << path;
     }
     for (const web_asset& a : assets) {

@@ -1,9 +1,9 @@
-// Backoff, the page's waits between reconnection attempts.
+// Backoff, the client's waits between reconnection attempts.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { Backoff } from '../../server/web/js/backoff.js';
+import { Backoff } from '../parley.js';
 
 test('doubles from the base to the cap, each delay in the upper half of its step', () => {
   const low = new Backoff({ base: 500, cap: 15000, random: () => 0 });

@@ -1,10 +1,10 @@
-// RoomLog, the page's store of one room's messages: whatever order and overlap messages
+// RoomLog, the client's store of one room's messages: whatever order and overlap messages
 // arrive in, each seq is held once and the list stays in seq order.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { RoomLog, indexOfSeq } from '../../server/web/js/room_log.js';
+import { RoomLog, indexOfSeq } from '../parley.js';
 
 const msg = (seq) => ({ type: 'message', room: 'r', from: 'a', text: `m${seq}`, seq, ts: 1000 + seq });
 const seqs = (log) => log.messages.map((m) => m.seq);
