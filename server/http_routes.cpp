@@ -124,9 +124,10 @@ route_decision page_file(const web_answer& answer, bool keep_alive) {
     d.headers.emplace_back("Cache-Control", "no-cache");
     d.headers.emplace_back("Vary", "Accept-Encoding");
     d.headers.emplace_back("X-Content-Type-Options", "nosniff");
-    if (answer.asset->path == "/") {
-        // The page runs only its own scripts and styles, talks only to its own origin, and is
-        // never framed: injected markup could do nothing even if the page rendered any.
+    if (answer.asset->content_type.starts_with("text/html")) {
+        // Each page (the chat's, the admin's) runs only its own scripts and styles, talks only to
+        // its own origin, and is never framed: injected markup could do nothing even if the page
+        // rendered any.
         d.headers.emplace_back("Content-Security-Policy",
                                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
                                "connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; "
@@ -140,6 +141,37 @@ route_decision page_file(const web_answer& answer, bool keep_alive) {
         }
     }
     return d;
+}
+
+// The admin page: /admin/ and its files, compiled in from server/web/admin/ (index.html is
+// served at /admin/, admin.js at /admin/admin.js, ...). They share the /admin/ prefix with the
+// admin API yet cannot be taken for one of its paths: every API path is a bare word
+// (/admin/users, /admin/kick, ...: admin_api.cpp), every file of the page has an extension. So
+// a file of the page must keep its extension, and an API path must never get one.
+// The page holds no secret (the admin types the token into it), so a GET or HEAD of it needs no
+// token; every other request under /admin/ is the API's, token check and all. With the API off
+// (admin.token empty) the page is off too: it could do nothing, and /admin/ stays 404.
+std::optional<route_decision> admin_page(const http_request_view& req, std::string_view path,
+                                         route_environment& env) {
+    if (env.settings().admin_token.empty() ||
+        (req.method != http::verb::get && req.method != http::verb::head)) {
+        return std::nullopt;
+    }
+    if (path == "/admin") {
+        // The page names its files relative to /admin/; keep the query.
+        route_decision d = respond(http::status::permanent_redirect, "see /admin/\n", req.keep_alive);
+        d.headers.emplace_back("Location", "/admin/" + std::string(req.target.substr(path.size())));
+        return d;
+    }
+    const std::string_view file = path == "/admin/" ? std::string_view("/admin/index.html") : path;
+    if (file.substr(file.rfind('/')).find('.') == std::string_view::npos) {
+        return std::nullopt;  // a bare word: the API's
+    }
+    web_request page_request{req.method_text, file, req.if_none_match, req.accept_encoding};
+    if (auto answer = answer_web_request(page_request)) {
+        return page_file(*answer, req.keep_alive);
+    }
+    return std::nullopt;
 }
 
 // Every path but the WebSocket one.
@@ -214,8 +246,9 @@ route_decision route_request(const http_request_view& req, std::optional<reject_
         }
         return upgrade(req, env.settings());
     }
-    route_decision d = path == "/admin" || path.starts_with("/admin/") ? admin(req, path, env)
-                                                                        : plain_request(req, path, env);
+    const bool admin_path = path == "/admin" || path.starts_with("/admin/");
+    std::optional<route_decision> page = admin_path ? admin_page(req, path, env) : std::nullopt;
+    route_decision d = page ? std::move(*page) : admin_path ? admin(req, path, env) : plain_request(req, path, env);
     d.counts_as_request = true;
     return d;
 }

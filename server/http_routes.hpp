@@ -126,7 +126,9 @@ struct route_decision {
 //   /readyz         200 "ready", 503 "shutting down" once shutdown began
 //   /metrics        the Prometheus text, when metrics are enabled
 //   /client.json    the page's settings (web_page.hpp)
-//   /admin, /admin/ the admin API (admin_api.hpp)
+//   /admin/ and the admin page's files (server/web/admin/): GET and HEAD without a token,
+//                   /admin redirects to /admin/ (both only while the admin API is on)
+//   /admin, /admin/... otherwise the admin API (admin_api.hpp)
 //   the page's files (web_page.hpp), anything else 404
 // The GET-only routes answer another method with 405. Never throws except std::bad_alloc.
 route_decision route_request(const http_request_view& request, std::optional<reject_reason> refused,

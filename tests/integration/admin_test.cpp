@@ -51,6 +51,25 @@ TEST_F(AdminTest, WithoutTheTokenEveryEndpointIs401) {
     }
 }
 
+// The admin page (server/web/admin/) under /admin/ needs no token (it holds no secret); the API
+// beside it still does.
+TEST_F(AdminTest, ThePageIsServedWithoutTheTokenAndTheApiStillWantsIt) {
+    http_response page = request("GET", "/admin/", {}, "");
+    ASSERT_EQ(page.status, 200) << page.body;
+    EXPECT_EQ(page.header("content-type").value_or(""), "text/html; charset=utf-8");
+    EXPECT_NE(page.body.find("/admin/admin.js"), std::string::npos);
+    EXPECT_NE(page.header("content-security-policy").value_or("").find("script-src 'self'"), std::string::npos);
+    http_response script = request("GET", "/admin/admin.js", {}, "");
+    EXPECT_EQ(script.status, 200);
+    EXPECT_EQ(script.header("content-type").value_or(""), "text/javascript; charset=utf-8");
+    http_response bare = request("GET", "/admin", {}, "");
+    EXPECT_EQ(bare.status, 308);
+    EXPECT_EQ(bare.header("location").value_or(""), "/admin/");
+    EXPECT_EQ(request("GET", "/admin/users", {}, "").status, 401);
+    EXPECT_EQ(request("POST", "/admin/", "{}", "").status, 401);
+    EXPECT_EQ(request("GET", "/admin/missing.js", {}, "").status, 401);
+}
+
 TEST_F(AdminTest, ListsUsersAndRooms) {
     ws_client alice = login("alice");
     ws_client bob = login("bob");
@@ -143,6 +162,10 @@ TEST_F(AdminOffTest, WithoutAnAdminTokenTheApiDoesNotExist) {
     http_response r = parse_http_response(client.raw_http(
         "GET /admin/users HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \r\nConnection: close\r\n\r\n"));
     EXPECT_EQ(r.status, 404);
+    ws_client again(port());
+    http_response page = parse_http_response(
+        again.raw_http("GET /admin/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"));
+    EXPECT_EQ(page.status, 404) << "the admin page is off with the API";
 }
 
 // The admin API's moderation, in token mode (roles, bans and mutes are about identities).

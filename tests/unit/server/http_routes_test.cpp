@@ -288,14 +288,59 @@ TEST_F(http_routes, admin_requests_go_to_the_admin_api_and_its_token_check) {
     EXPECT_EQ(not_allowed.status, http::status::method_not_allowed);
     EXPECT_EQ(not_allowed.header("Allow"), "GET");
 
-    http_request_view bare = get("/admin");
+    http_request_view bare = with_method(get("/admin"), http::verb::post);
     bare.authorization = "Bearer admin-token";
-    EXPECT_EQ(route(bare).status, http::status::not_found);
+    EXPECT_EQ(route(bare).status, http::status::not_found) << "only a GET of /admin is the page's";
     EXPECT_EQ(env_.admin_calls_, 5);
 
     env_.settings_.admin_token.clear();
     route_decision off = route(right);
     EXPECT_EQ(off.status, http::status::not_found) << "without a token the API is off";
+}
+
+TEST_F(http_routes, the_admin_page_is_served_without_a_token_and_the_api_still_wants_one) {
+    route_decision page = route(get("/admin/"));
+    EXPECT_EQ(page.kind, route_kind::page);
+    EXPECT_EQ(page.status, http::status::ok);
+    ASSERT_TRUE(page.page);
+    EXPECT_EQ(page.page->asset->path, "/admin/index.html");
+    EXPECT_EQ(page.header("Content-Type"), "text/html; charset=utf-8");
+    EXPECT_NE(page.header("Content-Security-Policy").find("script-src 'self'"), std::string_view::npos);
+    EXPECT_TRUE(page.counts_as_request);
+    EXPECT_NE(page.page->body().find("admin.js"), std::string_view::npos) << "the page loads its script";
+
+    for (std::string_view file : {"/admin/admin.js", "/admin/admin.css"}) {
+        route_decision d = route(get(file));
+        EXPECT_EQ(d.kind, route_kind::page) << file;
+        EXPECT_EQ(d.status, http::status::ok) << file;
+    }
+    EXPECT_EQ(route(get("/admin/admin.js")).header("Content-Type"), "text/javascript; charset=utf-8");
+    route_decision head = route(with_method(get("/admin/"), http::verb::head));
+    ASSERT_TRUE(head.page);
+    EXPECT_TRUE(head.page->head);
+
+    route_decision bare = route(get("/admin?x=1"));
+    EXPECT_EQ(bare.status, http::status::permanent_redirect);
+    EXPECT_EQ(bare.header("Location"), "/admin/?x=1");
+    EXPECT_EQ(env_.admin_calls_, 0) << "the page never reaches the API";
+
+    // Everything else under /admin/ is still the API's, behind the token: the API's paths, a
+    // file name the page does not have, and any method but GET and HEAD on the page's files.
+    for (const http_request_view& r : {get("/admin/users"), get("/admin/rooms"), get("/admin/nothing.js"),
+                                       with_method(get("/admin/"), http::verb::post),
+                                       with_method(get("/admin/admin.js"), http::verb::post),
+                                       with_method(get("/admin"), http::verb::put)}) {
+        route_decision d = route(r);
+        EXPECT_EQ(d.status, http::status::unauthorized) << r.method_text << " " << r.target;
+        EXPECT_EQ(d.header("WWW-Authenticate"), "Bearer realm=\"parley admin\"") << r.target;
+    }
+    EXPECT_EQ(env_.admin_calls_, 6);
+
+    // With the API off the page is off too.
+    env_.settings_.admin_token.clear();
+    for (std::string_view path : {"/admin/", "/admin/admin.js", "/admin"}) {
+        EXPECT_EQ(route(get(path)).status, http::status::not_found) << path;
+    }
 }
 
 TEST_F(http_routes, an_admin_body_reaches_the_handler) {
