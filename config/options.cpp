@@ -329,6 +329,17 @@ void add_rooms_options(std::vector<option>& out) {
             .help = "Rooms with more members than this send no join and leave (presence) events, which "
                     "in a large room would outnumber the messages. 0: never send presence.",
             .reloadable = true, .min = 0, .max = 100'000'000}),
+        field<&settings::presence_count_interval_ms>({.section = "rooms", .key = "presence_count_interval_ms",
+            .unit = "milliseconds",
+            .help = "In rooms above presence_max_members, members hear the member count (presence_count) "
+                    "when it changed, at most this often, instead of each join and leave.",
+            .reloadable = true, .min = 1000, .max = hour_ms}),
+        field<&settings::joined_members_max>({.section = "rooms", .key = "joined_members_max",
+            .unit = "members",
+            .help = "Names a joined reply lists: the first of the room's sorted member list, with "
+                    "member_count and members_truncated when there are more (clients page the rest "
+                    "with members). 0: only the count.",
+            .reloadable = true, .min = 0, .max = 100'000}),
         field<&settings::history_per_room>({.section = "rooms", .key = "history_per_room",
             .unit = "messages",
             .help = "Messages kept per room in memory, for history requests and for clients that reconnect. "

@@ -127,6 +127,8 @@ struct settings {
     // [rooms]
     std::size_t max_room_members = 100000;
     std::size_t presence_max_members = 1000;  // above this size, join/leave presence is not sent
+    std::uint32_t presence_count_interval_ms = 5000;  // above it, presence_count at most this often
+    std::size_t joined_members_max = 100;  // names in `joined` (member_count tells the rest)
     std::size_t history_per_room = 1000;   // messages kept per room in memory
     std::size_t joined_history = 50;       // messages sent in `joined`
     std::size_t history_default_limit = 50;

@@ -10,7 +10,7 @@
 namespace parley::protocol {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, request_type>, 21> type_names{{
+constexpr std::array<std::pair<std::string_view, request_type>, 22> type_names{{
     {"login", request_type::login},
     {"join", request_type::join},
     {"leave", request_type::leave},
@@ -32,6 +32,7 @@ constexpr std::array<std::pair<std::string_view, request_type>, 21> type_names{{
     {"set_slow_mode", request_type::set_slow_mode},
     {"edit", request_type::edit},
     {"delete", request_type::delete_message},
+    {"members", request_type::members},
 }};
 
 // At most max bytes of text, cut at a character boundary: the result is sent back inside JSON
@@ -182,7 +183,7 @@ namespace {
 request& reset(request& req) {
     req.type = request_type::users;
     for (std::string* s : {&req.id, &req.user, &req.token, &req.room, &req.to, &req.with, &req.text, &req.reason,
-                           &req.role}) {
+                           &req.role, &req.after_name}) {
         s->clear();
     }
     req.after.reset();
@@ -307,6 +308,12 @@ void parse_request(std::string_view text, parse_result_request& result) {
         break;
     case request_type::delete_message:
         ok = take_string(object, room_field, req.room, error) && take_count(object, seq_field, req.seq, error);
+        break;
+    case request_type::members:
+        // `after` is a name here (the last one of the page before), not a seq.
+        ok = take_string(object, room_field, req.room, error) &&
+             take_optional_string(object, after_field, req.after_name, error) &&
+             take_optional_count(object, limit_field, req.limit, error);
         break;
     case request_type::users:
     case request_type::rooms:

@@ -13,6 +13,8 @@ enum class request_type : unsigned char {
     login, join, leave, say, dm, users, rooms, history, typing, dm_history, read,
     // Moderation inside a room, and changes to messages already said (issue 19).
     kick, ban, unban, mute, unmute, set_role, set_topic, set_slow_mode, edit, delete_message,
+    // A page of a big room's member list (issue 23).
+    members,
 };
 
 // One client request after JSON parsing and shape validation (types of fields, required fields
@@ -30,10 +32,11 @@ struct request {
     std::string text;   // say, dm, edit; set_topic (the topic)
     std::string reason; // kick, ban, mute (optional)
     std::string role;   // set_role
+    std::string after_name;  // members: list the names after this one (empty: from the start)
     std::optional<std::int64_t> after;   // join, history, dm_history
     std::optional<std::int64_t> before;  // history, dm_history
     std::optional<std::int64_t> epoch;   // join
-    std::optional<std::int64_t> limit;   // history, dm_history
+    std::optional<std::int64_t> limit;   // history, dm_history, members
     std::optional<std::int64_t> seq;     // read, edit, delete
     std::optional<std::int64_t> duration_s;  // ban, mute (absent: until lifted)
     std::optional<std::int64_t> interval_s;  // set_slow_mode (0: off)

@@ -142,7 +142,7 @@ void append_standing(payload_builder& b, const room_standing& standing) {
 
 }  // namespace
 
-shared_frame encode_joined(std::string_view room, std::int64_t epoch, const std::vector<std::string>& members,
+shared_frame encode_joined(std::string_view room, std::int64_t epoch, const member_list& members,
                            const std::vector<shared_frame>& history, std::optional<bool> recovered,
                            std::string_view re, const room_standing* standing) {
     payload_builder b;
@@ -151,7 +151,11 @@ shared_frame encode_joined(std::string_view room, std::int64_t epoch, const std:
         b.raw(",\"topic\":").str(standing->topic);
     }
     b.raw(",\"epoch\":").num(epoch).raw(",\"members\":");
-    append_names(b, members);
+    append_names(b, members.names);
+    b.raw(",\"member_count\":").num(static_cast<std::int64_t>(members.count));
+    if (members.truncated) {
+        b.raw(",\"members_truncated\":true");
+    }
     if (standing != nullptr) {
         append_standing(b, *standing);
     }
@@ -376,6 +380,24 @@ shared_frame encode_presence(std::string_view room, std::string_view user, bool 
         .raw(",\"user\":")
         .str(user)
         .raw(joined ? ",\"event\":\"join\"" : ",\"event\":\"leave\"")
+        .frame();
+}
+
+shared_frame encode_members(std::string_view room, const member_list& page, bool more, std::string_view re) {
+    payload_builder b;
+    b.raw("{\"type\":\"members\",\"room\":").str(room).raw(",\"members\":");
+    append_names(b, page.names);
+    b.raw(",\"member_count\":").num(static_cast<std::int64_t>(page.count));
+    b.raw(more ? ",\"more\":true" : ",\"more\":false");
+    return b.re(re).frame();
+}
+
+shared_frame encode_presence_count(std::string_view room, std::size_t count) {
+    return payload_builder()
+        .raw("{\"type\":\"presence_count\",\"room\":")
+        .str(room)
+        .raw(",\"count\":")
+        .num(static_cast<std::int64_t>(count))
         .frame();
 }
 

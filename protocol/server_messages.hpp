@@ -47,10 +47,25 @@ struct room_standing {
     std::vector<sanction_info> mutes;
 };
 
+// A room's members as `joined` and `members` show them: names in sorted order (all of them, or
+// the first of them when truncated), and how many members the room has in all.
+struct member_list {
+    std::vector<std::string> names;
+    std::size_t count = 0;
+    bool truncated = false;  // joined: names is the start of the list ("members_truncated")
+};
+
 // history holds message frames (as made by encode_message); their payloads are embedded as is.
-shared_frame encode_joined(std::string_view room, std::int64_t epoch, const std::vector<std::string>& members,
+shared_frame encode_joined(std::string_view room, std::int64_t epoch, const member_list& members,
                            const std::vector<shared_frame>& history, std::optional<bool> recovered,
                            std::string_view re, const room_standing* standing = nullptr);
+
+// A page of a room's sorted member list (the reply to `members`): more when names after the
+// page's last remain.
+shared_frame encode_members(std::string_view room, const member_list& page, bool more, std::string_view re);
+
+// A big room's member count, sent instead of presence events (rooms.presence_max_members).
+shared_frame encode_presence_count(std::string_view room, std::size_t count);
 
 shared_frame encode_left(std::string_view room, std::string_view re);
 

@@ -126,6 +126,7 @@ void chat_session::dispatch(request& req) {
     case request_type::set_slow_mode: on_moderate(req); break;
     case request_type::edit:
     case request_type::delete_message: on_change_message(req); break;
+    case request_type::members: on_members(req); break;
     }
 }
 
@@ -171,6 +172,7 @@ void chat_session::on_join(request& req, bool retried) {
                           req.epoch,
                           s.joined_history,
                           s.history_per_room,
+                          s.joined_members_max,
                           s.max_room_members,
                           s.presence_max_members,
                           keeps_identities(),
@@ -460,6 +462,28 @@ void chat_session::on_history(request& req) {
         post_to_session(hub, asker, [reply](chat_session& session) { session.output().send(reply); });
     };
     hub.history().complete(target->log(), std::move(answer), std::move(reply_later));
+}
+
+void chat_session::on_members(request& req) {
+    // Pages are small enough to answer at once, and a room of 100,000 lists in 100 of them.
+    constexpr std::int64_t default_page = 100;
+    constexpr std::int64_t largest_page = 1000;
+    auto found = room_of(req);
+    if (found == rooms_.end()) {
+        return;
+    }
+    const std::int64_t limit = req.limit ? *req.limit : default_page;
+    if (limit < 1 || limit > largest_page) {
+        fail(error_code::bad_request, "limit must be 1-" + std::to_string(largest_page), req.id);
+        return;
+    }
+    if (!req.after_name.empty() && !protocol::valid_user_name(req.after_name)) {
+        fail(error_code::invalid_name, "'after' must be a user name (the last one of the page before)", req.id);
+        return;
+    }
+    bool more = false;
+    protocol::member_list page = found->joined->members_page(req.after_name, static_cast<std::size_t>(limit), more);
+    send(protocol::encode_members(found->joined->name(), page, more, req.id));
 }
 
 void chat_session::on_typing(request& req) {

@@ -89,6 +89,8 @@ private:
     // rooms left out when the user may not join them.
     void answer_rooms(std::optional<std::vector<listed_room>> cluster_rooms, const std::string& re);
     void on_history(request& req);
+    // A page of a room's member list, for its members (the room then knows every node's).
+    void on_members(request& req);
     void on_typing(request& req);
     // Direct conversations and read markers: chat_session_conversations.cpp.
     void on_dm_history(request& req);

@@ -179,17 +179,11 @@ void room::fill_reply_locked(const join_request& request, join_result& result) c
         list(moderation_.bans(), standing.bans);
         list(moderation_.mutes(), standing.mutes);
     }
-    result.members.reserve(members_.size() + remote_members_.size());
-    for (const auto& [user, sessions] : members_) {
-        result.members.push_back(user);
-    }
-    if (!remote_members_.empty()) {
-        for (const auto& [user, node] : remote_members_) {
-            result.members.push_back(user);
-        }
-        std::sort(result.members.begin(), result.members.end());
-        result.members.erase(std::unique(result.members.begin(), result.members.end()), result.members.end());
-    }
+    // Only the start of a big room's list: a join costs the same in a room of 100,000 as in a
+    // room of 100 (the rest is paged with `members`).
+    bool more = false;
+    result.members = members_page_locked({}, request.joined_members_max, more);
+    result.members.truncated = more;
     bool same_epoch = !request.epoch || *request.epoch == log_->epoch();
     if (request.after && same_epoch) {
         // From memory: complete when nothing after `after` was dropped by retention or left
@@ -202,6 +196,54 @@ void room::fill_reply_locked(const join_request& request, join_result& result) c
     if (request.after) {
         result.recovered = false;  // another epoch: the client's seq means nothing here
     }
+}
+
+protocol::member_list room::members_page(std::string_view after, std::size_t limit, bool& more) const {
+    std::lock_guard lock(mutex_);
+    return members_page_locked(after, limit, more);
+}
+
+protocol::member_list room::members_page_locked(std::string_view after, std::size_t limit, bool& more) const {
+    // The two sorted maps (members here, members on other nodes) walked together from after
+    // `after`, a name in both taken once.
+    auto local = after.empty() ? members_.begin() : members_.upper_bound(after);
+    auto remote = after.empty() ? remote_members_.begin() : remote_members_.upper_bound(after);
+    protocol::member_list page;
+    page.names.reserve(std::min(limit, all_members_locked()));
+    while (local != members_.end() || remote != remote_members_.end()) {
+        const bool take_local = remote == remote_members_.end() ||
+                                (local != members_.end() && local->first <= remote->first);
+        const std::string& name = take_local ? local->first : remote->first;
+        if (page.names.size() == limit) {
+            break;
+        }
+        page.names.push_back(name);
+        if (take_local) {
+            if (remote != remote_members_.end() && remote->first == local->first) {
+                ++remote;
+            }
+            ++local;
+        } else {
+            ++remote;
+        }
+    }
+    more = local != members_.end() || remote != remote_members_.end();
+    // Exact when the page is the whole list; else the sum, which a name moving between nodes
+    // may count twice for a moment.
+    page.count = after.empty() && !more ? page.names.size() : all_members_locked();
+    return page;
+}
+
+void room::show_member_count(std::int64_t now_ms, std::int64_t interval_ms, std::size_t presence_max_members) {
+    std::lock_guard lock(mutex_);
+    const std::size_t count = all_members_locked();
+    if (closed_ || members_.empty() || count <= presence_max_members || count == count_shown_ ||
+        now_ms - count_sent_ms_ < interval_ms) {
+        return;
+    }
+    count_shown_ = count;
+    count_sent_ms_ = now_ms;
+    broadcast_locked(protocol::encode_presence_count(name_, count), registry::session_handle{});
 }
 
 void room::leave(std::string_view user, registry::session_handle who, bool disconnected,

@@ -55,7 +55,7 @@ public:
         // not_fed: join_request::needs_feed and the room is not fed here (nothing changed).
         enum class status { joined, full, banned, gone, not_fed } outcome = status::gone;
         std::int64_t epoch = 0;
-        std::vector<std::string> members;
+        protocol::member_list members;  // the first joined_members_max names, and the count
         std::vector<protocol::shared_frame> history;
         std::optional<bool> recovered;
         std::uint64_t joined_event = 0;
@@ -69,6 +69,8 @@ public:
         std::optional<std::int64_t> epoch;
         std::size_t recent = 50;           // messages in `joined` without `after`
         std::size_t recover_limit = 1000;  // at most this many with `after`
+        // Names in `joined`: the first this many of the sorted list (members_truncated beyond).
+        std::size_t joined_members_max = 100;
         std::size_t max_members = 100000;
         // Above this many members, joins and leaves are not announced (presence storms).
         std::size_t presence_max_members = 1000;
@@ -98,6 +100,16 @@ public:
 
     // The topic shown (the one set in the room, else the configuration's; empty: none).
     std::string topic() const;
+
+    // A page of the sorted list of members on every node: the names after `after` (empty: from
+    // the start), at most limit of them, and the member count; `more` when names remain after
+    // the page. Costs the page, not the room: a big room pages without copying its list.
+    protocol::member_list members_page(std::string_view after, std::size_t limit, bool& more) const;
+
+    // In a room above presence_max_members (no presence events), tells the members here its
+    // member count with presence_count, when it changed since the last one sent and at least
+    // interval_ms after it. Called by room_directory::tick about once a second.
+    void show_member_count(std::int64_t now_ms, std::int64_t interval_ms, std::size_t presence_max_members);
 
     // Declared in the configuration (exists with no members) or not, and its topic. A room
     // that stops being declared closes when its last member leaves, or now if it is empty.
@@ -308,8 +320,11 @@ private:
     void broadcast_locked(const protocol::shared_frame& frame, registry::session_handle except);
     // Requires mutex_. Tells the local members the room starts over in the log's epoch.
     void send_fresh_joined_locked();
-    // Requires mutex_. Members on every node, for presence limits and the member count.
+    // Requires mutex_. Members on every node, for presence limits and the member count. (A name
+    // moving between nodes may be counted twice for a moment.)
     std::size_t all_members_locked() const { return members_.size() + remote_members_.size(); }
+    // Requires mutex_. members_page().
+    protocol::member_list members_page_locked(std::string_view after, std::size_t limit, bool& more) const;
     // Requires mutex_. Hands a chat event to the directory's sink when anyone wants its kind (the
     // lock keeps one room's events in order); a branch when nobody does.
     void report_locked(protocol::webhook_event kind, std::string_view user, const protocol::shared_frame& frame,
@@ -350,6 +365,8 @@ private:
     bool fed_ = false;         // set_fed
     std::string configured_topic_;
     std::optional<std::string> own_topic_;  // set by set_topic (stored); wins over the configuration's
+    std::size_t count_shown_ = 0;      // the member count last sent in presence_count
+    std::int64_t count_sent_ms_ = 0;   // when
     room_moderation moderation_;  // under mutex_
     std::atomic<std::size_t> member_count_{0};
     std::atomic<bool> needs_care_{false};

@@ -69,10 +69,15 @@ void room_directory::declare(const std::vector<config::permanent_room>& rooms, b
     }
 }
 
-void room_directory::tick(std::int64_t now_ms, cluster_link* cluster) {
+void room_directory::tick(std::int64_t now_ms, cluster_link* cluster, tick_settings counts) {
     for (const std::shared_ptr<room>& r : all()) {
         if (r->needs_care()) {
             r->end_expired_sanctions(now_ms, cluster);
+        }
+        // member_count() counts sessions, at least one per member: a room it puts at or below
+        // the limit is below it, and its lock is not taken.
+        if (r->member_count() > counts.presence_max_members) {
+            r->show_member_count(now_ms, counts.count_interval_ms, counts.presence_max_members);
         }
     }
 }

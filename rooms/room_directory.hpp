@@ -7,6 +7,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,6 +22,12 @@ class cluster_link;
 
 class room;
 class worker_context;
+
+// What room_directory::tick needs to tell big rooms their member count (room::show_member_count).
+struct member_count_settings {
+    std::size_t presence_max_members = SIZE_MAX;  // rooms above this many members hear the count
+    std::int64_t count_interval_ms = 5000;        // at most this often
+};
 
 // The rooms that exist: name -> room, in shards with a mutex each (rooms are made and closed
 // far less often than messages flow; a message never touches the directory).
@@ -67,8 +74,11 @@ public:
     // The periodic tick (a worker's housekeeping, about once a second): ends the timed bans and
     // mutes that are over, as events, in the rooms that need it (room::needs_care). A walk over
     // the rooms, which is cheap next to a second of traffic even with a hundred thousand.
-    // cluster: the node's, when it belongs to one (room::end_expired_sanctions).
-    void tick(std::int64_t now_ms, cluster_link* cluster = nullptr);
+    // cluster: the node's, when it belongs to one (room::end_expired_sanctions). Rooms above
+    // presence_max_members tell their members their count (room::show_member_count), at most
+    // once per count_interval_ms.
+    using tick_settings = member_count_settings;
+    void tick(std::int64_t now_ms, cluster_link* cluster = nullptr, tick_settings counts = {});
     // Called by a room, under its lock, when its last member left.
     void erase(const room* r);
 

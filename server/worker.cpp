@@ -152,9 +152,12 @@ void worker::housekeeping() {
     }
     if (index_ == 0) {
         heap_return_.tick(chat_.hub().history().stats().evicted_bytes, std::chrono::steady_clock::now());
-        // About once a second: timed bans and mutes end, as events in their rooms.
+        // About once a second: timed bans and mutes end, as events in their rooms, and big rooms
+        // hear their member count.
         if (++housekeeping_passes_ % 4 == 0) {
-            chat_.hub().rooms().tick(rooms::unix_millis(), chat_.hub().cluster());
+            const std::shared_ptr<const config::settings> s = chat_.hub().settings();
+            chat_.hub().rooms().tick(rooms::unix_millis(), chat_.hub().cluster(),
+                                     {s->presence_max_members, static_cast<std::int64_t>(s->presence_count_interval_ms)});
         }
     }
     // check_timeouts() only queues frames and starts closes; it never detaches a connection, so

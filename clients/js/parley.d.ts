@@ -38,6 +38,8 @@ export interface Joined extends ServerMessage {
   room: string;
   epoch: number;
   members: string[];
+  member_count?: number;
+  members_truncated?: boolean;
   history: RoomEvent[];
   recovered?: boolean;
 }
@@ -148,7 +150,13 @@ export class Room {
   constructor(name: string);
   name: string;
   log: RoomLog;
+  /** The first names of the sorted list (joined's), and those paged in since or heard join. */
   members: Set<string>;
+  /** Members in the whole room (every node of a cluster). */
+  memberCount: number;
+  /** False while names of a big room's sorted list remain to page in (loadMoreMembers). */
+  membersComplete: boolean;
+  membersPagedTo: string | null;
   /** The `joined` this room last got. */
   joined: Joined | null;
   loadingOlder: boolean;
@@ -178,7 +186,9 @@ export interface ParleyEvents {
   older: { room: string; added: RoomEvent[] };
   reset: string;
   removed: { room: string; reason: string; rejoin?: boolean };
+  members: { room: string; added: string[] };
   presence: ServerMessage & { room: string; user: string; event: 'join' | 'leave' };
+  presence_count: ServerMessage & { room: string; count: number };
   typing: ServerMessage & { room: string; user: string };
   dm: DirectMessage;
   read: ServerMessage;
@@ -214,6 +224,7 @@ export class ParleyClient {
   typing(room: string): void;
   history(room: string, options?: PageOptions): Promise<RoomEvent[]>;
   loadOlder(room: string, limit?: number): Promise<RoomEvent[]>;
+  loadMoreMembers(room: string, limit?: number): Promise<string[]>;
   dmHistory(peer: string, options?: PageOptions): Promise<DirectMessage[]>;
   onEvent(message: ServerMessage): void;
 }

@@ -350,11 +350,17 @@ const GAP_PAGE = 500;               // the server's largest page
 const TYPING_SENT_EVERY_MS = 2500;  // a typing notice at most this often per room
 
 // A room this client is in: its log, its members as last heard, the `joined` it last got.
+// In a big room `members` starts as the first names of the sorted list (joined lists at most
+// rooms.joined_members_max) and grows as loadMoreMembers pages in the rest; memberCount is
+// always the whole room's.
 export class Room {
   constructor(name) {
     this.name = name;
     this.log = new RoomLog();
     this.members = new Set();
+    this.memberCount = 0;
+    this.membersComplete = true;   // false while names of the sorted list are still to page in
+    this.membersPagedTo = null;    // the last name of the sorted list paged in so far
     this.joined = null;
     this.loadingOlder = false;
     this.lastTypingSent = 0;
@@ -374,8 +380,9 @@ export class Room {
 //   reset       room name: the room's history started a new life; what was held is gone
 //   removed     {room, reason, rejoin}: out of a room by a kick or a ban, or refused at a
 //               rejoin (rejoin: true)
-//   presence, typing, dm, read, system, event: the server's events as they come (`event`: any
-//               other type, for protocol additions this version does not know)
+//   members     {room, added}: names paged in by loadMoreMembers
+//   presence, presence_count, typing, dm, read, system, event: the server's events as they come
+//               (`event`: any other type, for protocol additions this version does not know)
 export class ParleyClient {
   // options: user, token (token mode), rooms (joined at every login), WebSocket (a class, for
   // Node.js without a global one), backoff ({base, cap} or a Backoff), replyTimeoutMs,
@@ -495,7 +502,11 @@ export class ParleyClient {
   // A `joined` (the reply, or one the server sends unasked): members, and a new epoch
   // replaces what was held.
   takeJoined(room, joined) {
-    room.members = new Set(joined.members || []);
+    const listed = joined.members || [];
+    room.members = new Set(listed);
+    room.memberCount = typeof joined.member_count === 'number' ? joined.member_count : listed.length;
+    room.membersComplete = !joined.members_truncated;
+    room.membersPagedTo = listed.length ? listed[listed.length - 1] : null;
     room.joined = joined;
     if (joined.epoch !== room.log.epoch) {
       const wasHeld = room.log.epoch !== null;
@@ -595,6 +606,23 @@ export class ParleyClient {
     }
   }
 
+  // Pages in the next names of a big room's sorted member list (after those held); resolves
+  // with the names added. Nothing to do once the list is complete.
+  async loadMoreMembers(name, limit = 100) {
+    const room = this.rooms.get(name);
+    if (!room || room.membersComplete) return [];
+    const after = room.membersPagedTo;
+    const page = await this.request({ type: 'members', room: name, limit, ...(after !== null ? { after } : {}) });
+    if (this.rooms.get(name) !== room) return [];
+    const added = page.members.filter((user) => !room.members.has(user));
+    for (const user of added) room.members.add(user);
+    if (page.members.length) room.membersPagedTo = page.members[page.members.length - 1];
+    room.membersComplete = !page.more;
+    room.memberCount = page.member_count;
+    this.emit('members', { room: name, added });
+    return added;
+  }
+
   // A page of a stored direct conversation (token mode): the reply's `messages`.
   async dmHistory(peer, { before, after, limit = HISTORY_PAGE } = {}) {
     const page = await this.request({ type: 'dm_history', with: peer, limit, ...(before !== undefined ? { before } : {}),
@@ -618,11 +646,33 @@ export class ParleyClient {
         return;
       }
       case 'presence': {
+        // Never about ourselves; a join is a new member, a leave one fewer (whether or not the
+        // name was among those paged in).
         const room = this.rooms.get(m.room);
         if (room) {
-          if (m.event === 'join') room.members.add(m.user); else room.members.delete(m.user);
+          if (m.event === 'join') {
+            room.members.add(m.user);
+            room.memberCount += 1;
+          } else {
+            room.members.delete(m.user);
+            room.memberCount = Math.max(room.members.size, room.memberCount - 1);
+          }
         }
         this.emit('presence', m);
+        return;
+      }
+      case 'presence_count': {
+        // A big room's count, instead of each join and leave: the names heard so far are no
+        // longer the whole list, which loadMoreMembers pages in again from its start.
+        const room = this.rooms.get(m.room);
+        if (room && typeof m.count === 'number') {
+          room.memberCount = m.count;
+          if (room.membersComplete && m.count !== room.members.size) {
+            room.membersComplete = false;
+            room.membersPagedTo = null;
+          }
+        }
+        this.emit('presence_count', m);
         return;
       }
       case 'joined': {

@@ -45,6 +45,7 @@ std::string_view answer_type(const request& q) {
     case request_type::set_slow_mode:
     case request_type::edit:
     case request_type::delete_message: return q.id.empty() ? "" : "ack";
+    case request_type::members: return "members";
     }
     return "";
 }

@@ -95,7 +95,8 @@ bool is_count(const std::optional<std::int64_t>& value) { return !value || *valu
 
 void check_request(const request& q) {
     check_id(q.id);
-    for (const std::string* s : {&q.user, &q.token, &q.room, &q.to, &q.with, &q.text, &q.reason, &q.role}) {
+    for (const std::string* s : {&q.user, &q.token, &q.room, &q.to, &q.with, &q.text, &q.reason, &q.role,
+                                 &q.after_name}) {
         require(is_utf8(*s), "a request field is not valid UTF-8", *s);
     }
     for (const auto* count : {&q.after, &q.before, &q.epoch, &q.limit, &q.seq, &q.duration_s, &q.interval_s}) {
@@ -110,7 +111,7 @@ void check_request(const request& q) {
                           q.type == request_type::say || q.type == request_type::history ||
                           q.type == request_type::typing || q.type == request_type::read || about_user ||
                           changes_message || q.type == request_type::set_topic ||
-                          q.type == request_type::set_slow_mode;
+                          q.type == request_type::set_slow_mode || q.type == request_type::members;
     require(has_room || q.room.empty(), "room set on a request without one");
     require(q.type == request_type::login || about_user || q.user.empty(), "user set outside login and moderation");
     require(q.type == request_type::login || q.token.empty(), "token set outside login");
@@ -132,7 +133,9 @@ void check_request(const request& q) {
     require(q.type == request_type::say || q.type == request_type::dm || q.type == request_type::edit ||
                 q.type == request_type::set_topic || q.text.empty(),
             "text set outside say, dm, edit and set_topic");
-    require(pages || (!q.before && !q.limit), "before or limit set outside history and dm_history");
+    require(pages || !q.before, "before set outside history and dm_history");
+    require(pages || q.type == request_type::members || !q.limit, "limit set outside the histories and members");
+    require(q.type == request_type::members || q.after_name.empty(), "a name for after set outside members");
     require(pages || q.type == request_type::join || !q.after, "after set outside join and the histories");
     require(q.type == request_type::join || !q.epoch, "epoch set outside join");
     require(!(q.before && q.after), "history with both before and after");

@@ -206,3 +206,33 @@ test('a restart that loses the history starts the room over in a new epoch', asy
   assert.equal(seqs(dana, 'fleeting')[0], 1);
   dana.close();
 });
+
+test('a big room: the count, the first names, the rest paged in, presence_count', async () => {
+  const daemon = await startDaemon('[rooms]\njoined_members_max = 5\npresence_max_members = 8\n' +
+                                   'presence_count_interval_ms = 1000\n');
+  const crowd = [];
+  for (let i = 0; i < 12; i += 1) {
+    const c = client(daemon, `p${String(i).padStart(2, '0')}`);
+    await c.connect();
+    await c.join('stadium');
+    crowd.push(c);
+  }
+  const watcher = client(daemon, 'watcher');
+  await watcher.connect();
+  const room = await watcher.join('stadium');
+  assert.equal(room.memberCount, 13);
+  assert.equal(room.membersComplete, false);
+  assert.deepEqual([...room.members], ['p00', 'p01', 'p02', 'p03', 'p04']);
+  while (!room.membersComplete) await watcher.loadMoreMembers('stadium', 3);
+  assert.equal(room.members.size, 13);
+  assert.deepEqual([...room.members].sort().slice(-2), ['p11', 'watcher']);
+
+  const counts = [];
+  watcher.on('presence_count', (m) => counts.push(m.count));
+  const late = client(daemon, 'late');
+  await late.connect();
+  await late.join('stadium');
+  await until('the watcher hears the count', () => counts.includes(14));
+  assert.equal(room.memberCount, 14);
+  for (const c of [...crowd, watcher, late]) c.close();
+});

@@ -77,6 +77,8 @@ export class ChatClient {
     parley.on('messages', (detail) => this.onMessages(detail));
     parley.on('removed', (detail) => this.onRemoved(detail));
     parley.on('presence', (m) => this.onPresence(m));
+    parley.on('presence_count', (m) => this.onChange('members', m.room));
+    parley.on('members', ({ room }) => this.onChange('members', room));
     parley.on('typing', (m) => {
       const room = this.rooms.get(m.room);
       if (!room) return;
@@ -270,6 +272,9 @@ export class ChatClient {
 
   // Asks for the page of messages before the oldest held. Resolves with the added messages.
   loadOlder(name) { return this.parley.loadOlder(name); }
+
+  // A big room's next page of members (its `members` notification redraws the list).
+  loadMoreMembers(name) { return this.parley.loadMoreMembers(name, 200); }
 
   typingIn(name) {
     const room = this.rooms.get(name);

@@ -106,7 +106,8 @@ async function start() {
       case 'revised': view.messagesRevised(detail.room, detail.messages); break;
       case 'moderation': view.moderationChanged(detail); break;
       case 'removed': view.roomRemoved(detail); break;
-      case 'members': if (view.isCurrent('room', detail)) view.renderMembers(); view.renderTyping(); view.renderNav(); break;
+      // A crowd joining brings presence after presence: redrawn once per frame, not per event.
+      case 'members': view.renderMembersSoon(view.isCurrent('room', detail)); break;
       case 'typing': if (view.isCurrent('room', detail)) view.renderTyping(); break;
       case 'dm': view.dmsAdded(detail.peer, detail.added); break;
       case 'dm-page': view.dmsAdded(detail.peer, detail.added, { older: detail.older, firstPage: !detail.older }); break;

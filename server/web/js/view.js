@@ -42,6 +42,7 @@ export class ChatView {
       onMessage: (user) => this.openConversation(user),
       onAct: (user, action, fields) => this.moderate(user, action, fields),
     });
+    $('members-more').addEventListener('click', () => this.showMoreMembers());
     $('topic-edit').addEventListener('click', () => this.editTopic());
     $('topic-cancel').addEventListener('click', () => this.renderTopic());
     $('topic-form').addEventListener('submit', (event) => { event.preventDefault(); this.saveTopic(); });
@@ -484,7 +485,7 @@ export class ChatView {
       button.type = 'button';
       button.dataset.room = name;
       button.append(el('span', 'name', `# ${name}`));
-      const members = joined ? joined.members.size : counts.get(name);
+      const members = joined ? joined.memberCount : counts.get(name);
       if (unread) button.append(el('span', 'unread', String(unread)));
       if (members !== undefined) {
         const count = el('span', 'count', String(members));
@@ -541,9 +542,39 @@ export class ChatView {
       return;
     }
     const room = this.view && this.client.rooms.get(this.view.name);
-    heading.textContent = room ? `In # ${room.name} (${room.members.size})` : 'In this room';
+    heading.textContent = room ? `In # ${room.name} (${room.memberCount.toLocaleString('en')})` : 'In this room';
+    $('members-more').hidden = !room || room.membersComplete;
     if (!room) return;
+    // A big room lists what was paged in so far (sorted), the rest on request.
     for (const name of [...room.members].sort()) list.append(this.memberItem(name));
+  }
+
+  // renderMembers (when `current`), renderTyping and renderNav in a moment, once for any number
+  // of calls before then. (A timer rather than an animation frame: a tab in the background
+  // still catches up.)
+  renderMembersSoon(current) {
+    this.membersDue = this.membersDue || current;
+    if (this.membersFrame) return;
+    this.membersFrame = setTimeout(() => {
+      this.membersFrame = null;
+      if (this.membersDue) this.renderMembers();
+      this.membersDue = false;
+      this.renderTyping();
+      this.renderNav();
+    }, 30);
+  }
+
+  async showMoreMembers() {
+    const button = $('members-more');
+    if (!this.view || this.view.kind !== 'room') return;
+    button.disabled = true;
+    try {
+      await this.client.loadMoreMembers(this.view.name);
+    } catch (e) {
+      this.notice(`could not list more members: ${e.message}`);
+    } finally {
+      button.disabled = false;
+    }
   }
 
   memberItem(name) {

@@ -95,6 +95,8 @@ ping_interval_ms = 0
 [rooms]
 max_members = 5
 presence_max_members = 3
+presence_count_interval_ms = 2000
+joined_members_max = 7
 history_per_room = 10
 joined_history = 5
 history_default_limit = 5

@@ -165,7 +165,7 @@ void add_id_tests(std::vector<std::string>& out) {
 void add_type_tests(std::vector<std::string>& out) {
     for (const char* type : {"login", "join", "leave", "say", "dm", "users", "rooms", "history", "typing",
                              "dm_history", "read", "kick", "ban", "unban", "mute", "unmute", "set_role",
-                             "set_topic", "set_slow_mode", "edit", "delete", "shout",
+                             "set_topic", "set_slow_mode", "edit", "delete", "members", "shout",
                              "", "Login", "users ", " users", "user", "usersx"}) {
         out.push_back(R"({"type":")" + std::string(type) + R"(","id":5})");
     }
@@ -271,6 +271,12 @@ void add_field_rule_tests(std::vector<std::string>& out) {
         R"({"type":"delete","room":"r","seq":4,"id":"d"})",
         R"({"type":"delete","room":"r","seq":"4"})",
         R"({"type":"delete","room":"r"})",
+        R"({"type":"members","room":"r","id":"m"})",
+        R"({"type":"members","room":"r","after":"bob","limit":500})",
+        R"({"type":"members","room":"r","after":7})",
+        R"({"type":"members","room":"r","after":null,"limit":null})",
+        R"({"type":"members","room":"r","limit":-1})",
+        R"({"type":"members","after":"bob"})",
         R"({"type":"history","room":"r","before":5,"after":1,"id":3})",
         R"({"type":"history","room":"r","before":0,"after":0})",
         R"({"type":"history","room":"r","before":-0,"after":null})",

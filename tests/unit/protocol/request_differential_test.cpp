@@ -43,7 +43,7 @@ bool same_request(const request& a, const request& b) {
     return a.type == b.type && a.id == b.id && a.user == b.user && a.token == b.token && a.room == b.room &&
            a.to == b.to && a.text == b.text && a.after == b.after && a.before == b.before && a.epoch == b.epoch &&
            a.limit == b.limit && a.with == b.with && a.seq == b.seq && a.reason == b.reason && a.role == b.role &&
-           a.duration_s == b.duration_s && a.interval_s == b.interval_s;
+           a.duration_s == b.duration_s && a.interval_s == b.interval_s && a.after_name == b.after_name;
 }
 
 bool same_result(const parse_result_request& a, const parse_result_request& b) {

@@ -1,5 +1,5 @@
 // The pre-rewrite parse_request, unchanged apart from its name and namespace (see the header),
-// plus the requests added since (dm_history, read, moderation, edit and delete), written the
+// plus the requests added since (dm_history, read, moderation, edit and delete, members), written the
 // same way.
 
 #include "tests/unit/protocol/request_reference.hpp"
@@ -13,7 +13,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::array<std::pair<std::string_view, request_type>, 21> type_names{{
+constexpr std::array<std::pair<std::string_view, request_type>, 22> type_names{{
     {"login", request_type::login},
     {"join", request_type::join},
     {"leave", request_type::leave},
@@ -35,6 +35,7 @@ constexpr std::array<std::pair<std::string_view, request_type>, 21> type_names{{
     {"set_slow_mode", request_type::set_slow_mode},
     {"edit", request_type::edit},
     {"delete", request_type::delete_message},
+    {"members", request_type::members},
 }};
 
 // At most max bytes of text, cut at a character boundary: the result is sent back inside JSON
@@ -246,6 +247,11 @@ parse_result_request parse_request_reference(std::string_view text) {
         break;
     case request_type::delete_message:
         ok = take_string(object, "room", req.room, error) && take_count(object, "seq", req.seq, error);
+        break;
+    case request_type::members:
+        ok = take_string(object, "room", req.room, error) &&
+             take_optional_string(object, "after", req.after_name, error) &&
+             take_optional_count(object, "limit", req.limit, error);
         break;
     case request_type::users:
     case request_type::rooms:

@@ -249,6 +249,27 @@ TEST(parse_request, counts_are_non_negative_integers) {
     EXPECT_TRUE(fails_with_text(R"({"type":"join","room":"r","after":2.0})", error_code::bad_request));
 }
 
+TEST(parse_request, members_takes_a_room_a_name_to_start_after_and_a_limit) {
+    request first = parse_ok(json{{"type", "members"}, {"room", "big"}, {"id", 4}});
+    EXPECT_EQ(first.type, request_type::members);
+    EXPECT_EQ(first.room, "big");
+    EXPECT_TRUE(first.after_name.empty());
+    EXPECT_FALSE(first.limit);
+    EXPECT_FALSE(first.after);
+    request next = parse_ok(json{{"type", "members"}, {"room", "big"}, {"after", "m\u00e4x"}, {"limit", 500}});
+    EXPECT_EQ(next.after_name, "m\xc3\xa4x");
+    EXPECT_EQ(next.limit, 500);
+    // A seq where a name belongs, a negative limit, no room: each a bad_request naming the field.
+    EXPECT_TRUE(fails_with(json{{"type", "members"}, {"room", "big"}, {"after", 7}, {"id", 1}}, error_code::bad_request, "1"));
+    EXPECT_TRUE(fails_with(json{{"type", "members"}, {"room", "big"}, {"limit", -1}}, error_code::bad_request));
+    EXPECT_TRUE(fails_with(json{{"type", "members"}, {"after", "bob"}}, error_code::bad_request));
+    // The parser reused for a members request after a history one keeps nothing of it.
+    parse_result_request reused = parse_request(R"({"type":"members","room":"r","after":"zed"})");
+    parse_request(R"({"type":"history","room":"r","after":3})", reused);
+    ASSERT_TRUE(reused.value);
+    EXPECT_TRUE(reused.value->after_name.empty());
+}
+
 TEST(parse_request, history_takes_before_or_after_not_both) {
     EXPECT_TRUE(fails_with(json{{"type", "history"}, {"room", "r"}, {"before", 5}, {"after", 1}, {"id", 3}},
                            error_code::bad_request, "3"));

@@ -59,23 +59,43 @@ TEST(server_messages, message_dm_presence_typing_system) {
 
 TEST(server_messages, joined_embeds_history_and_recovered_when_given) {
     std::vector<shared_frame> history{encode_message("r", "a", "one", 1, 10), encode_message("r", "b", "two", 2, 20)};
-    json j = decode(encode_joined("r", 99, {"a", "b"}, history, std::nullopt, "\"j\""));
+    json j = decode(encode_joined("r", 99, member_list{{"a", "b"}, 2, false}, history, std::nullopt, "\"j\""));
     EXPECT_EQ(j["type"], "joined");
     EXPECT_EQ(j["room"], "r");
     EXPECT_EQ(j["epoch"], 99);
     EXPECT_EQ(j["members"], (json{"a", "b"}));
+    EXPECT_EQ(j["member_count"], 2);
+    EXPECT_FALSE(j.contains("members_truncated"));
     ASSERT_EQ(j["history"].size(), 2u);
     EXPECT_EQ(j["history"][0], decode(history[0]));
     EXPECT_EQ(j["history"][1], decode(history[1]));
     EXPECT_FALSE(j.contains("recovered"));
     EXPECT_EQ(j["re"], "j");
 
-    json recovered = decode(encode_joined("r", 1, {"a"}, {}, true, ""));
+    json recovered = decode(encode_joined("r", 1, member_list{{"a"}, 1, false}, {}, true, ""));
     EXPECT_EQ(recovered["recovered"], true);
     EXPECT_EQ(recovered["history"], json::array());
     EXPECT_FALSE(recovered.contains("re"));
     EXPECT_EQ(decode(encode_joined("r", 1, {}, {}, false, ""))["recovered"], false);
     EXPECT_EQ(decode(encode_joined("r", 1, {}, {}, false, ""))["members"], json::array());
+}
+
+TEST(server_messages, a_big_room_joined_lists_the_start_with_the_count) {
+    json j = decode(encode_joined("big", 1, member_list{{"a", "b"}, 20000, true}, {}, std::nullopt, ""));
+    EXPECT_EQ(j["members"], (json{"a", "b"}));
+    EXPECT_EQ(j["member_count"], 20000);
+    EXPECT_EQ(j["members_truncated"], true);
+}
+
+TEST(server_messages, members_pages_and_presence_count) {
+    EXPECT_EQ(decode(encode_members("big", member_list{{"c", "d"}, 7, false}, true, "5")),
+              (json{{"type", "members"}, {"room", "big"}, {"members", {"c", "d"}}, {"member_count", 7}, {"more", true},
+                    {"re", 5}}));
+    EXPECT_EQ(decode(encode_members("big", member_list{{}, 7, false}, false, "")),
+              (json{{"type", "members"}, {"room", "big"}, {"members", json::array()}, {"member_count", 7},
+                    {"more", false}}));
+    EXPECT_EQ(decode(encode_presence_count("big", 12345)),
+              (json{{"type", "presence_count"}, {"room", "big"}, {"count", 12345}}));
 }
 
 TEST(server_messages, left) {
