@@ -78,7 +78,7 @@ TEST_F(ClusterMemberListTest, CountsAndPagesAreTheClustersOnEitherNode) {
     std::vector<ws_client> members;
     std::vector<std::string> expected;
     for (int i = 0; i < 24; ++i) {
-        char name[8];
+        char name[16];  // room for any int, so no compiler sees a truncation
         std::snprintf(name, sizeof name, "m%02d", i);
         expected.push_back(name);
         members.push_back(login_on(i % 2 == 0 ? "node-a" : "node-b", name));

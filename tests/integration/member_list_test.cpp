@@ -16,7 +16,7 @@ protected:
     }
 
     static std::string member_name(int i) {
-        char name[8];
+        char name[16];  // room for any int, so no compiler sees a truncation
         std::snprintf(name, sizeof name, "m%02d", i);
         return name;
     }

@@ -14,7 +14,7 @@ namespace parley::rooms::tests {
 namespace {
 
 std::string member_name(int i) {
-    char name[8];
+    char name[16];  // room for any int, so no compiler sees a truncation
     std::snprintf(name, sizeof name, "u%03d", i);
     return name;
 }
