@@ -84,7 +84,9 @@ def compare_setups(build, loads, setups, figure, argv, label):
             print(f"{name}: {f} median {first} {a:.1f}, {second} {b:.1f}, {second}/{first} {b / a:.3f}", flush=True)
 
 
-def run(build, store, load_args, config):
+def run(build, store, load_args, config, load_build=None):
+    """One daemon of `build` on core 0 and one parley-load run (of load_build, default the same
+    build) on core 1; returns parley-load's result line."""
     wait_idle()
     state = tempfile.mkdtemp(prefix="parley-bench-")
     daemon = subprocess.Popen(
@@ -99,7 +101,7 @@ def run(build, store, load_args, config):
             break
     # Keep reading the log so the daemon never blocks on a full pipe.
     drain = subprocess.Popen(["cat"], stdin=daemon.stdout, stdout=subprocess.DEVNULL)
-    load = subprocess.run(["taskset", "-c", "1", f"{build}/tests/load/parley-load"] + load_args +
+    load = subprocess.run(["taskset", "-c", "1", f"{load_build or build}/tests/load/parley-load"] + load_args +
                           ["--port", port, "--server-pid", str(daemon.pid)], capture_output=True, text=True, timeout=600)
     daemon.send_signal(signal.SIGTERM)
     daemon.wait(60)

@@ -621,6 +621,9 @@ int run_idle(const options& o) {
         return 1;
     }
     wait_quiet(tm, c_frames, 0.5, 20);
+    // What the server sent for the joins: upgrades, welcomes, joined replies (with their member
+    // lists) and what the members heard of the others (presence or presence_count).
+    const std::uint64_t setup_bytes = tm.sum(c_bytes_in);
     const auto rss_after = server_rss(o);
     const std::uint64_t hold_start = monotonic_ns();
     wait_until(o.hold, [] { return false; }, [&] {
@@ -639,6 +642,8 @@ int run_idle(const options& o) {
     j.num("dropped_during_hold", tm.sum(c_dropped));
     j.num("connect_s", *setup_s);
     j.num("connects_per_s", static_cast<double>(joined) / *setup_s, 1);
+    j.num("setup_bytes_in", setup_bytes);
+    j.num("bytes_in_per_join", joined > 0 ? static_cast<double>(setup_bytes) / static_cast<double>(joined) : 0.0, 0);
     j.num("hold_s", held, 1);
     if (o.server_pid > 0) {
         j.num("server_pid", static_cast<std::int64_t>(o.server_pid));
